@@ -1,0 +1,3 @@
+from research_engine.cli import main
+
+main()

@@ -1,0 +1,281 @@
+"""The brief: the run's one configuration surface and its only human gate.
+
+Owns parsing (YAML, Markdown with YAML front matter, or a plain Markdown request),
+defaults, validation against `schema/brief.schema.json`, the intake questions for
+what is missing (at most five, each with a proposed default), and the locked
+`brief.md` that starts a run. It never fetches anything and never starts a run's
+work; `lock` only scaffolds the trace tree and writes the first two artifacts.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from research_engine.errors import BadInput, Problem
+
+REQUIRED = ("objective", "deliverable", "output_path")
+RECOMMENDED = ("scope", "depth", "recency", "claim_types", "reproducibility", "budget")
+OPTIONAL = ("known_sources", "prior_context", "avoid_sources", "format_constraints", "language")
+KNOWN_FIELDS = frozenset(REQUIRED + RECOMMENDED + OPTIONAL + ("locked",))
+CYCLE_CEILING = {"quick": 1, "standard": 2, "deep": 3}
+MAX_QUESTIONS = 5
+
+# The question asked for each field at intake, in the order they are asked.
+QUESTIONS: dict[str, str] = {
+    "objective": "What exactly should the research find out?",
+    "output_path": "Where should the run directory be written?",
+    "deliverable": "What form should the deliverable take (memo, brief, comparison table, report)?",
+    "depth": "How deep: quick (1 cycle), standard (2) or deep (3)?",
+    "scope": "What is in and out of scope (geography, sector, period, population)?",
+    "recency": "How recent must the evidence be (any, or e.g. 18m, 5y)?",
+    "claim_types": "Which kinds of claims matter: factual, quantitative, regulatory, competitive, technical?",
+    "reproducibility": "Must every claim be re-checkable for free (reproducible), or are gated sources fine "
+    "when named (checkable)?",
+    "budget": "Any limits on provider calls, fetched bytes, model tokens or wall-clock time?",
+}
+PROPOSED_REQUIRED = {"output_path": "runs", "deliverable": "a cited research memo"}
+
+
+@dataclass
+class BriefReport:
+    """What `check` found: the brief as parsed, its problems, warnings and intake questions."""
+
+    fields: dict[str, Any]
+    source_format: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    defaulted: list[str] = field(default_factory=list)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.ok,
+            "source_format": self.source_format,
+            "fields": self.fields,
+            "defaulted": self.defaulted,
+            "warnings": [w.to_dict() for w in self.warnings],
+            "problems": [p.to_dict() for p in self.problems],
+            "questions": self.questions,
+        }
+
+
+def defaults() -> dict[str, Any]:
+    from research_engine.schemas import load_schema
+
+    props = load_schema("brief")["properties"]
+    return {name: copy.deepcopy(props[name]["default"]) for name in RECOMMENDED + ("language",)}
+
+
+def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
+    """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown."""
+    import yaml
+
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError as exc:
+        raise BadInput(f"brief file not found: {p}", code="unreadable-brief", field="file") from exc
+    except OSError as exc:
+        raise BadInput(f"cannot read brief {p}: {exc.strerror or exc}", code="unreadable-brief", field="file") from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"brief {p} is not UTF-8 text", code="unreadable-brief", field="file") from exc
+    if not text.strip():
+        raise BadInput(f"brief {p} is empty", code="empty-brief", field="file")
+
+    suffix = p.suffix.lower()
+    if suffix in (".yaml", ".yml", ".json"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise BadInput(f"brief {p} is not valid YAML: {_yaml_where(exc)}", code="malformed-yaml") from exc
+        if not isinstance(data, dict):
+            raise BadInput(
+                f"brief {p} must be a YAML mapping of fields, not {type(data).__name__}", code="malformed-brief"
+            )
+        return _stringify_keys(data), "yaml"
+
+    stripped = text.lstrip()
+    if stripped.startswith("---"):
+        import frontmatter
+
+        try:
+            post = frontmatter.loads(stripped)
+        except yaml.YAMLError as exc:
+            raise BadInput(
+                f"brief {p} has malformed YAML front matter: {_yaml_where(exc)}", code="malformed-yaml"
+            ) from exc
+        except ValueError as exc:
+            raise BadInput(f"brief {p} has malformed front matter: {exc}", code="malformed-yaml") from exc
+        data = dict(post.metadata)
+        body = post.content.strip()
+        if body and "objective" not in data:
+            data["objective"] = _request_text(body)
+        elif body and "prior_context" not in data:
+            data["prior_context"] = body
+        return _stringify_keys(data), "front-matter"
+
+    return {"objective": _request_text(text)}, "markdown"
+
+
+def _stringify_keys(data: dict) -> dict[str, Any]:
+    return {str(k): v for k, v in data.items()}
+
+
+def _request_text(text: str) -> str:
+    """A plain request file: drop Markdown heading marks, keep the words."""
+    lines = [line.lstrip("#").strip() for line in text.strip().splitlines()]
+    return " ".join(line for line in lines if line).strip()
+
+
+def _yaml_where(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(problem)
+
+
+def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefReport:
+    """Validate brief fields, fill defaults and work out the intake questions."""
+    from research_engine.schemas import validate
+
+    report = BriefReport(fields=dict(fields), source_format=source_format)
+    for name in sorted(set(fields) - KNOWN_FIELDS):
+        report.warnings.append(
+            Problem("unknown-field", f"unknown field {name!r} is kept but not used by the engine", field=name)
+        )
+    report.problems = validate(fields, "brief")
+
+    filled = dict(fields)
+    for name, value in defaults().items():
+        if name not in filled:
+            filled[name] = value
+            report.defaulted.append(name)
+        elif name == "budget" and isinstance(filled[name], dict):
+            merged = dict(value)
+            merged.update(filled[name])
+            filled[name] = merged
+    report.fields = filled
+
+    bad_fields = {p.field for p in report.problems}
+    asked: list[dict[str, Any]] = []
+    for name in QUESTIONS:
+        if len(asked) >= MAX_QUESTIONS:
+            break
+        if name in REQUIRED and (name not in fields or name in bad_fields):
+            asked.append({"field": name, "question": QUESTIONS[name], "proposed": PROPOSED_REQUIRED.get(name),
+                          "required": True})
+        elif name in bad_fields or name in report.defaulted:
+            asked.append({"field": name, "question": QUESTIONS[name], "proposed": defaults().get(name),
+                          "required": False})
+    report.questions = asked
+    return report
+
+
+def check_file(path: str | Path) -> BriefReport:
+    fields, fmt = read_brief_file(path)
+    return check_fields(fields, fmt)
+
+
+def render_locked(fields: dict[str, Any]) -> str:
+    """brief.md: YAML front matter holding every field, then a readable summary."""
+    import yaml
+
+    front = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+    defaulted = set(fields.get("locked", {}).get("defaults", []))
+    lines = ["---", front.rstrip(), "---", "", "# Research brief", ""]
+    lines.append(f"**Objective.** {fields['objective']}")
+    lines.append("")
+    for name in ("deliverable", "output_path") + RECOMMENDED + OPTIONAL:
+        if name not in fields or name == "objective":
+            continue
+        value = fields[name]
+        if isinstance(value, list):
+            shown = ", ".join(map(str, value)) or "(none)"
+        elif isinstance(value, dict):
+            shown = ", ".join(f"{k}={v}" for k, v in value.items())
+        else:
+            shown = str(value)
+        mark = " *(default)*" if name in defaulted else ""
+        lines.append(f"- **{name}**: {shown}{mark}")
+    lines.append("")
+    lines.append("This file is written by `research-engine brief lock`; it is the run's only human gate.")
+    return "\n".join(lines) + "\n"
+
+
+def digest_text(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class LockedBrief:
+    run_root: Path
+    run_id: str
+    fields: dict[str, Any]
+    digest: str
+
+
+def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
+    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
+    from research_engine import __version__, runrecord, trace
+
+    report = check_file(path)
+    if output_path:
+        report.fields["output_path"] = str(output_path)
+        report.problems = [p for p in report.problems if p.field != "output_path"]
+    if not report.ok:
+        raise BadInput(
+            f"brief {path} is not valid: " + "; ".join(p.message for p in report.problems),
+            code="invalid-brief",
+            problems=report.problems,
+            data={"questions": report.questions},
+        )
+    fields = report.fields
+    fields["locked"] = {
+        "at": trace.iso(),
+        "tool_version": __version__,
+        "defaults": report.defaulted,
+        "unknown_fields": sorted(set(fields) - KNOWN_FIELDS),
+        "source_file": Path(path).name,
+    }
+    run = trace.scaffold(fields["output_path"], trace.make_run_id(fields["objective"]))
+    text = render_locked(fields)
+    with run.lock():
+        run.write_text("brief", text)
+        runrecord.create(run, fields, digest_text(text), allow_private=allow_private)
+    return LockedBrief(run_root=run.root, run_id=run.run_id, fields=fields, digest=digest_text(text))
+
+
+def load_locked(run_root: Path) -> dict[str, Any]:
+    """The locked brief's fields, from brief.md's front matter."""
+    import frontmatter
+
+    path = Path(run_root) / "brief.md"
+    try:
+        post = frontmatter.load(str(path))
+    except FileNotFoundError as exc:
+        raise BadInput(f"no locked brief at {path}", code="unknown-run") from exc
+    except Exception as exc:  # yaml errors and friends: the file was edited by hand
+        raise BadInput(f"locked brief {path} is unreadable: {exc}", code="malformed-brief") from exc
+    return dict(post.metadata)
+
+
+def budget_of(fields: dict[str, Any]) -> dict[str, int]:
+    merged = defaults()["budget"]
+    merged.update(fields.get("budget") or {})
+    return merged
+
+
+def json_dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)

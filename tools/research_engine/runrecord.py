@@ -1,0 +1,81 @@
+"""run.json: the machine record of a run (schema/run.schema.json).
+
+Every update is a read-modify-write under the run lock, through `update`, so
+concurrent tool calls never lose each other's changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from research_engine.errors import BadInput
+from research_engine.trace import Run, atomic_write_text, iso
+
+SCHEMA_VERSION = 1
+
+
+def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_private: bool = False) -> dict:
+    from research_engine import __version__
+    from research_engine.brief import CYCLE_CEILING, budget_of
+
+    now = iso()
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run.run_id,
+        "brief_digest": brief_digest,
+        "created_at": now,
+        "updated_at": now,
+        "tool_version": __version__,
+        "status": "locked",
+        "depth": brief_fields.get("depth", "standard"),
+        "cycle_ceiling": CYCLE_CEILING[brief_fields.get("depth", "standard")],
+        "cycles": 0,
+        "stop_reason": None,
+        "allow_private": allow_private,
+        "model": None,
+        "sources": [],
+        "reproducibility": {"label": "pending", "reasons": []},
+        "grounding": {"checked": 0, "supported": 0, "partial": 0, "refused": 0, "score": None},
+        "cycles_detail": [],
+        "refused_ever": False,
+        "refused_claims": [],
+        "budgets": {"set": budget_of(brief_fields), "spent": {}},
+        "events": [],
+    }
+    write(run, record)
+    return record
+
+
+def read(run: Run) -> dict[str, Any]:
+    path = run.path("run")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BadInput(f"no run.json in {run.root}", code="unknown-run") from exc
+    except ValueError as exc:
+        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json") from exc
+
+
+def write(run: Run, record: dict[str, Any]) -> None:
+    atomic_write_text(run.path("run"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+
+
+def update(run: Run, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Apply `change` to run.json under the run lock and stamp updated_at."""
+    with run.lock():
+        record = read(run)
+        change(record)
+        record["updated_at"] = iso()
+        write(run, record)
+    return record
+
+
+def add_event(run: Run, kind: str, **details: Any) -> None:
+    """Append an audit event (e.g. a private-address or robots override)."""
+
+    def change(record: dict[str, Any]) -> None:
+        record.setdefault("events", []).append({"at": iso(), "kind": kind, **details})
+
+    update(run, change)

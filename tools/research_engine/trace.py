@@ -1,0 +1,272 @@
+"""The run directory: run id and slug, scaffold, artifact paths, atomic writes, the run lock.
+
+This module owns the trace tree of DESIGN.md section 3. It never decides what goes
+into an artifact; it only knows where each one lives and how to write it safely.
+
+- `make_run_id` / `slugify`: `YYYYMMDD-HHMMSS-<slug>`; the slug is lowercase ASCII
+  kebab case, at most 48 characters, never empty, and can never contain a path
+  separator or a dot segment, so it cannot escape the output directory.
+- `artifact_path`: the one function that knows every artifact's path.
+- `atomic_write_bytes` / `atomic_write_text`: temp file in the same directory,
+  fsync, rename, fsync of the directory. A reader sees the old file or the new one.
+- `Run.lock()`: a per-run inter-process lock (a lock file in the run root), so
+  concurrent tool calls serialize their read-modify-write cycles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from research_engine.errors import BadInput
+
+SLUG_MAX = 48
+RUN_ID_RE = re.compile(r"^\d{8}-\d{6}-[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+# Directories created by the scaffold (DESIGN.md section 3).
+SCAFFOLD_DIRS = (
+    "decompose",
+    "select",
+    "retrieve",
+    "snapshots",
+    "consolidate",
+    "verify",
+    "verify/evidence",
+    "controller",
+    "synthesis",
+    ".state",
+)
+
+LOCK_NAME = ".lock"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def iso(dt: datetime | None = None) -> str:
+    """RFC 3339 UTC timestamp with a Z suffix, second precision."""
+    return (dt or utc_now()).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def slugify(text: str, max_len: int = SLUG_MAX) -> str:
+    """Lowercase ASCII kebab form of `text`, at most `max_len` characters, never empty.
+
+    Non-ASCII letters are transliterated where Unicode decomposition allows
+    (é -> e); everything that is not [a-z0-9] becomes a separator. Dots and
+    slashes therefore never survive, which is what keeps `../../etc` inside the
+    output directory (it becomes `etc`).
+    """
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > max_len:
+            if not slug:  # a single overlong word: cut it
+                slug = word[:max_len]
+            break
+        slug = candidate
+    return slug or "research"
+
+
+def make_run_id(objective: str, now: datetime | None = None) -> str:
+    stamp = (now or utc_now()).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{slugify(objective)}"
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # some filesystems refuse O_RDONLY on dirs
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see either the old or the new file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _valid_id(kind: str, value: str | None) -> str:
+    pattern = {
+        "sq": r"SQ-\d{2,}",
+        "src": r"SRC-\d{2,}",
+        "cycle": r"\d{2,}",
+        "digest": r"[0-9a-f]{64}",
+        "name": r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    }[kind]
+    if value is None or not re.fullmatch(pattern, value):
+        raise BadInput(f"invalid {kind} {value!r} for an artifact path", code="bad-artifact-key")
+    return value
+
+
+def artifact_path(
+    root: Path,
+    artifact: str,
+    *,
+    sq: str | None = None,
+    src: str | None = None,
+    cycle: int | None = None,
+    digest: str | None = None,
+    name: str | None = None,
+) -> Path:
+    """The one function that knows where every artifact of a run lives.
+
+    Keys are validated, so no argument can point outside the run directory.
+    """
+    root = Path(root)
+    match artifact:
+        case "brief":
+            return root / "brief.md"
+        case "run":
+            return root / "run.json"
+        case "sub_questions":
+            return root / "decompose" / "sub-questions.md"
+        case "selection":
+            return root / "select" / f"{_valid_id('sq', sq)}.selection.md"
+        case "candidates":  # raw search results kept for the trust log
+            return root / "select" / f"{_valid_id('sq', sq)}.candidates.json"
+        case "retrieve_dir":
+            return root / "retrieve" / _valid_id("sq", sq)
+        case "source":
+            return root / "retrieve" / _valid_id("sq", sq) / f"{_valid_id('src', src)}.md"
+        case "snapshots_dir":
+            return root / "snapshots"
+        case "snapshot":
+            return root / "snapshots" / _valid_id("digest", digest)
+        case "draft":
+            return root / "consolidate" / "synthesis.draft.md"
+        case "worksheet":
+            return root / "verify" / "worksheet.md"
+        case "contestation":
+            return root / "verify" / "contestation.md"
+        case "contestation_archive":
+            if cycle is None or cycle < 1:
+                raise BadInput(f"invalid cycle {cycle!r}", code="bad-artifact-key")
+            return root / "verify" / f"contestation.cycle-{cycle:02d}.md"
+        case "evidence_dir":
+            return root / "verify" / "evidence"
+        case "evidence":
+            return root / "verify" / "evidence" / f"{_valid_id('sq', sq)}-{_valid_id('src', src)}.md"
+        case "loop_log":
+            return root / "controller" / "loop-log.md"
+        case "result":
+            return root / "synthesis" / "result.md"
+        case "view":
+            return root / "view.html"
+        case "state":
+            return root / ".state" / f"{_valid_id('name', name)}.json"
+        case "lock":
+            return root / LOCK_NAME
+    raise BadInput(f"unknown artifact {artifact!r}", code="bad-artifact-key")
+
+
+@dataclass(frozen=True)
+class Run:
+    """A handle on one run directory."""
+
+    root: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    def path(self, artifact: str, **keys: object) -> Path:
+        return artifact_path(self.root, artifact, **keys)  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def lock(self, timeout: float = 120.0) -> Iterator[None]:
+        """Serialize read-modify-write cycles across processes (and threads)."""
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(self.path("lock")), timeout=timeout, is_singleton=True)
+        try:
+            with lock:
+                yield
+        except Timeout as exc:
+            raise BadInput(
+                f"run {self.root} is locked by another process for more than {timeout:.0f}s",
+                code="run-locked",
+            ) from exc
+
+    def write_text(self, artifact: str, text: str, **keys: object) -> Path:
+        target = self.path(artifact, **keys)
+        atomic_write_text(target, text)
+        return target
+
+    def relative(self, path: Path) -> str:
+        return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+
+
+def open_run(path: str | os.PathLike[str]) -> Run:
+    """Open an existing run directory, or fail with a clear message."""
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise BadInput(f"no run directory at {root}", code="unknown-run", field="run")
+    if not (root / "brief.md").is_file() and not (root / "run.json").is_file():
+        raise BadInput(
+            f"{root} is not a run directory (no brief.md or run.json)", code="unknown-run", field="run"
+        )
+    return Run(root.resolve())
+
+
+def scaffold(output_dir: str | os.PathLike[str], run_id: str) -> Run:
+    """Create the trace tree for a new run under `output_dir` and return it.
+
+    If a run with the same id already exists (two runs in the same second), a
+    numeric suffix keeps both; an existing run is never reused.
+    """
+    if not RUN_ID_RE.match(run_id):
+        raise BadInput(f"invalid run id {run_id!r}", code="bad-run-id")
+    base = Path(output_dir).expanduser()
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(
+            f"cannot create output directory {base}: {exc.strerror or exc}",
+            code="output-path-unwritable",
+            field="output_path",
+        ) from exc
+    for attempt in range(1, 1000):
+        name = run_id if attempt == 1 else f"{run_id}-{attempt}"
+        root = base / name
+        try:
+            root.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise BadInput(
+                f"cannot create run directory {root}: {exc.strerror or exc}",
+                code="output-path-unwritable",
+                field="output_path",
+            ) from exc
+        for sub in SCAFFOLD_DIRS:
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        return Run(root.resolve())
+    raise BadInput(f"too many runs named {run_id} in {base}", code="run-id-exhausted")

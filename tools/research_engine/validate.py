@@ -1,0 +1,103 @@
+"""The whole-run check behind `research-engine validate RUN`.
+
+Each artifact kind has a checker that reads the files present, validates their
+front matter (or JSON) against the schema in `schema/`, and checks the
+cross-references it owns. Checkers are listed in `CHECKERS`; stage modules add
+theirs as they gain artifacts. Missing optional artifacts are fine (a run in
+progress is valid); present ones must conform.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from research_engine.errors import Problem
+from research_engine.trace import Run
+
+# "module:function" checkers, each called as fn(run, report).
+CHECKERS = [
+    "research_engine.validate:check_brief_and_run",
+]
+
+
+@dataclass
+class ValidationReport:
+    root: Path
+    checked_files: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, file: Path | str, message: str, code: str = "invalid-artifact", field: str | None = None) -> None:
+        rel = Path(file).relative_to(self.root).as_posix() if Path(file).is_absolute() else str(file)
+        self.problems.append(Problem(code, message, field=field, file=rel))
+
+    def extend(self, problems: list[Problem], file: Path) -> None:
+        for p in problems:
+            self.add(file, p.message, p.code, p.field)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_root": str(self.root),
+            "valid": self.ok,
+            "checked_files": self.checked_files,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def validate_run(run: Run) -> ValidationReport:
+    report = ValidationReport(root=run.root)
+    for spec in CHECKERS:
+        module, _, func = spec.partition(":")
+        getattr(importlib.import_module(module), func)(run, report)
+    return report
+
+
+def check_brief_and_run(run: Run, report: ValidationReport) -> None:
+    from research_engine.brief import REQUIRED, RECOMMENDED, digest_text
+    from research_engine.schemas import validate
+
+    brief_path = run.path("brief")
+    brief_text = None
+    if not brief_path.is_file():
+        report.add(brief_path, "brief.md is missing", "missing-artifact")
+    else:
+        report.checked_files += 1
+        import frontmatter
+
+        brief_text = brief_path.read_text(encoding="utf-8", errors="replace")
+        try:
+            meta = dict(frontmatter.loads(brief_text).metadata)
+        except Exception as exc:
+            report.add(brief_path, f"front matter is unreadable: {exc}", "malformed-artifact")
+            meta = None
+        if meta is not None:
+            report.extend(validate(meta, "brief"), brief_path)
+            for name in REQUIRED + RECOMMENDED + ("locked",):
+                if name not in meta:
+                    report.add(brief_path, f"locked brief lacks {name}", "missing-field", name)
+
+    run_path = run.path("run")
+    if not run_path.is_file():
+        report.add(run_path, "run.json is missing", "missing-artifact")
+        return
+    report.checked_files += 1
+    try:
+        record = json.loads(run_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        report.add(run_path, f"not valid JSON: {exc}", "malformed-artifact")
+        return
+    report.extend(validate(record, "run"), run_path)
+    if isinstance(record, dict):
+        if record.get("run_id") not in (None, run.run_id) and not run.run_id.startswith(str(record.get("run_id"))):
+            report.add(run_path, f"run_id {record.get('run_id')!r} does not match directory {run.run_id!r}",
+                       "cross-reference")
+        if brief_text is not None and record.get("brief_digest") != digest_text(brief_text):
+            report.add(run_path, "brief_digest does not match brief.md (the locked brief was edited)",
+                       "cross-reference", "brief_digest")
