@@ -1,0 +1,55 @@
+"""The repository's front door stays true: README commands, CI script, required layout."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```bash\n(.*?)\n```", text, flags=re.S)
+
+
+def test_readme_opens_with_exactly_two_copy_paste_commands_before_any_section():
+    text = (ROOT / "README.md").read_text()
+    head = text.split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)\n```", head, flags=re.S)
+    assert len(blocks) == 2
+    assert all("\n" not in b.strip() for b in blocks), "each command is one copy-paste line"
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    test_command = readme_commands()[1].strip()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_command in ci.splitlines()
+
+
+def test_required_top_level_layout_exists():
+    for name in (".claude", "schema", "docs", "tools", "examples", "runs", "AGENTS.md", "CLAUDE.md",
+                 "repo-manifest.json", "pyproject.toml", "README.md"):
+        assert (ROOT / name).exists(), name
+    assert (ROOT / "runs" / ".keep").exists()
+    assert "runs/*" in (ROOT / ".gitignore").read_text()
+
+
+def test_claude_md_imports_agents_md():
+    assert (ROOT / "CLAUDE.md").read_text().startswith("@AGENTS.md")
+
+
+def test_repo_manifest_is_valid_json_with_boundaries():
+    manifest = json.loads((ROOT / "repo-manifest.json").read_text())
+    assert {"what", "maturity", "entry_points", "boundaries"} <= set(manifest)
+    assert {"always", "ask_first", "never"} <= set(manifest["boundaries"])
+
+
+def test_every_schema_file_is_valid_json_schema():
+    from jsonschema import Draft202012Validator
+
+    schemas = sorted((ROOT / "schema").glob("*.schema.json"))
+    assert schemas
+    for path in schemas:
+        Draft202012Validator.check_schema(json.loads(path.read_text()))
