@@ -21,8 +21,8 @@ from pathlib import Path
 from research_engine.errors import BadInput
 from research_engine.trace import Run, atomic_write_text
 
-KINDS = {"sq": "SQ", "src": "SRC", "clm": "CLM", "chl": "CHL", "tension": "T"}
-ID_RE = re.compile(r"^(SQ|SRC|CLM|CHL|T)-(\d{2,})$")
+KINDS = {"sq": "SQ", "src": "SRC", "clm": "CLM", "chl": "CHL", "tension": "T", "gap": "G"}
+ID_RE = re.compile(r"^(SQ|SRC|CLM|CHL|T|G)-(\d{2,})$")
 SOURCE_REF_RE = re.compile(r"^(SQ-\d{2,})/(SRC-\d{2,})$")
 
 

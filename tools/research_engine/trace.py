@@ -176,10 +176,20 @@ def artifact_path(
             return root / "verify" / "evidence" / f"{_valid_id('sq', sq)}-{_valid_id('src', src)}.md"
         case "loop_log":
             return root / "controller" / "loop-log.md"
+        case "gaps":  # the completeness critic's named gaps
+            return root / "controller" / "gaps.md"
         case "result":
             return root / "synthesis" / "result.md"
+        case "result_draft":  # the deliverable as the model wrote it, before `report finish`
+            return root / "synthesis" / "draft.md"
         case "view":
             return root / "view.html"
+        case "work_dir":  # inputs an agent writes for a tool (candidates files, deliverable drafts); never artifacts
+            return root / "work"
+        case "cassette_dir":  # recorded HTTP exchanges (engine.cassette): index.json + bodies/
+            return root / "cassette"
+        case "prompts_dir":  # model prompts and replies, written only in verbose mode (engine.openai_model)
+            return root / "model" / "prompts"
         case "state":
             return root / ".state" / f"{_valid_id('name', name)}.json"
         case "lock":

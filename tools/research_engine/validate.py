@@ -21,6 +21,14 @@ from research_engine.trace import Run
 # "module:function" checkers, each called as fn(run, report).
 CHECKERS = [
     "research_engine.validate:check_brief_and_run",
+    "research_engine.decompose:check_sub_questions",
+    "research_engine.sources.record:check_candidates",
+    "research_engine.selection:check_selections",
+    "research_engine.claims:check_claims",
+    "research_engine.verify:check_verify",
+    "research_engine.controller:check_loop_log",
+    "research_engine.critic:check_gaps",
+    "research_engine.report:check_result",
 ]
 
 

@@ -30,7 +30,24 @@ app = typer.Typer(
 _GROUPS = (
     "brief_cmd",
     "ids_cmd",
+    "extract_cmd",
+    "url_cmd",
+    "robots_cmd",
+    "fetch_cmd",
+    "sq_cmd",
+    "search_cmd",
+    "openalex_cmd",
+    "worldbank_cmd",
+    "select_cmd",
+    "claims_cmd",
+    "verify_cmd",
+    "control_cmd",
+    "critic_cmd",
+    "report_cmd",
     "validate_cmd",
+    "run_cmd",
+    "view_cmd",
+    "corpus_cmd",
 )
 
 

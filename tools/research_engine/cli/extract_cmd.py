@@ -1,0 +1,56 @@
+"""`research-engine extract FILE`: the page reader on a local file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from research_engine.cli._common import JsonOpt, Result, run_command
+
+
+def register(app: typer.Typer) -> None:
+    app.command("extract")(extract)
+
+
+def extract(
+    file: Annotated[Path, typer.Argument(help="An HTML, plain-text or (with --pdf) PDF file.")],
+    url: Annotated[
+        str | None, typer.Option("--url", help="The page's URL: resolves a relative canonical link.")
+    ] = None,
+    pdf: Annotated[bool, typer.Option("--pdf", help="Allow PDF text extraction (off by default).")] = False,
+    content_type: Annotated[
+        str | None,
+        typer.Option("--content-type", help="Override the type guessed from the file name and bytes."),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Extract the main text of a page: the text by default, the document with passages in --json."""
+
+    def body() -> Result:
+        from research_engine.errors import BadInput
+        from research_engine.extract import extract_document
+
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise BadInput(f"cannot read {file}: {exc.strerror or exc}", code="unreadable-file") from exc
+        page = extract_document(
+            data, content_type=content_type or _type_from_name(file), url=url, allow_pdf=pdf
+        )
+        return Result(data={"file": str(file), "url": url, **page.to_dict()}, text=page.text or "(no text)")
+
+    run_command("extract", json_, body)
+
+
+def _type_from_name(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    return {
+        ".html": "text/html",
+        ".htm": "text/html",
+        ".xhtml": "application/xhtml+xml",
+        ".txt": "text/plain",
+        ".md": "text/markdown",
+        ".pdf": "application/pdf",
+    }.get(suffix)

@@ -1,0 +1,63 @@
+"""`research-engine report check|finish`: the deliverable's checks and its placement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command
+from research_engine.errors import ExitCode
+
+report_app = typer.Typer(help="Check and finish the deliverable (synthesis/result.md).", no_args_is_help=True)
+FileArg = Annotated[Path, typer.Argument(help="The deliverable, a Markdown file citing claims as CLM-NN.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(report_app, name="report")
+
+
+@report_app.command("check")
+def check(file: FileArg, run: RunOpt, json_: JsonOpt = False) -> None:
+    """Check a deliverable: cited claims exist and are not retired, no refused claim is stated as established
+    (only inside a gap/caveat heading or a '> Caveat:' blockquote), every fact cites a claim, references are
+    complete. Exit 0, or 1 listing every problem."""
+
+    def body() -> Result:
+        from research_engine import report, trace
+
+        checked = report.check(trace.open_run(run), file)
+        lines = [
+            f"{file}: {'passes' if checked.ok else 'does NOT pass'} ({len(checked.cited)} claim(s) cited)"
+        ]
+        lines += [f"  problem: {p.message}" for p in checked.problems]
+        lines += [f"  warning: {w.message}" for w in checked.warnings]
+        return Result(
+            data=checked.to_dict(),
+            text="\n".join(lines),
+            exit_code=ExitCode.OK if checked.ok else ExitCode.CHECK_FAILED,
+            errors=checked.problems if json_ else [],
+            warnings=checked.warnings if json_ else [],
+        )
+
+    run_command("report check", json_, body)
+
+
+@report_app.command("finish")
+def finish(file: FileArg, run: RunOpt, json_: JsonOpt = False) -> None:
+    """Check the deliverable, then place it at synthesis/result.md with references, an evidence map and a
+    reproducibility footer, and mark the run complete in run.json. Exit 1 if a check fails or the controller
+    has not stopped the run."""
+
+    def body() -> Result:
+        from research_engine import report, trace
+
+        out = report.finish(trace.open_run(run), file)
+        text = (
+            f"{out['result']}: {len(out['cited_claims'])} claim(s) cited, {out['reproducibility']['label']}, "
+            f"stopped {out['stop_reason']} after {out['cycles']} cycle(s)"
+        )
+        return Result(data=out, text=text)
+
+    run_command("report finish", json_, body)

@@ -1,0 +1,142 @@
+"""`research-engine run BRIEF` (the headless engine) and `research-engine replay RUN`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.errors import BadInput, ExitCode
+
+MODELS = ("extractive", "openai", "scripted")
+DEPTHS = ("quick", "standard", "deep")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("replay")(replay)
+
+
+def _summary(outcome: dict) -> str:
+    figures = outcome["figures"]
+    lines = [str(outcome["run_root"])]
+    state = outcome["status"] + (f" ({outcome['stop_reason']})" if outcome.get("stop_reason") else "")
+    if outcome.get("partial"):
+        state += ", PARTIAL result"
+    lines.append(f"  status: {state}; cycles: {outcome['cycles']}")
+    lines.append(f"  sub-questions {figures['sub_questions']}, sources {figures['sources']}, claims "
+                 f"{figures['claims']} ({figures['supported']} supported, {figures['refused']} refused), "
+                 f"failed fetches {figures['failed_fetches']}, drafts rejected by the gate {figures['rejected_drafts']}")
+    spent = figures["budgets"]["spent"]
+    limits = figures["budgets"]["set"]
+    lines.append("  spent: " + ", ".join(f"{k} {spent[k]}/{limits.get(k, '-')}" for k in spent))
+    if outcome.get("result"):
+        lines.append(f"  result: {Path(outcome['run_root']) / outcome['result']}")
+    for sq, plan in (outcome.get("planned") or {}).items():
+        lines.append(f"  {sq}: {plan['text']}")
+        for q in plan["queries"]:
+            lines.append(f"    query: {q}")
+        for url in plan["selected"]:
+            lines.append(f"    selected: {url}")
+    if figures.get("replay_misses"):
+        lines.append(f"  replay: {len(figures['replay_misses'])} request(s) not in the cassette")
+    return "\n".join(lines)
+
+
+def run(
+    brief: Annotated[Path | None, typer.Argument(help="The brief (YAML, Markdown with front matter, or a request); "
+                                                      "a locked brief.md re-runs its fields.")] = None,
+    model: Annotated[str, typer.Option("--model", help="Who supplies judgement: extractive (default, no LLM), "
+                                       "openai (RESEARCH_ENGINE_MODEL_BASE_URL...), or openai:<model>.")] = "extractive",
+    depth: Annotated[str | None, typer.Option("--depth", help="Override the brief's depth: quick, standard, deep.")
+                     ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan by rule, search and select; print the planned "
+                                          "queries and selected URLs; stop before any model call.")] = False,
+    record: Annotated[bool, typer.Option("--record", help="Keep every HTTP exchange in <run>/cassette/.")] = False,
+    replay_from: Annotated[Path | None, typer.Option("--replay", help="Serve every HTTP exchange from this "
+                                                     "cassette directory: offline, no keys.")] = None,
+    resume_run: Annotated[Path | None, typer.Option("--resume", help="Continue this run from its trace tree.")
+                          ] = None,
+    output_path: Annotated[str | None, typer.Option("--output-path", help="Directory for the run (overrides the "
+                                                    "brief's).")] = None,
+    allow_private: Annotated[bool, typer.Option("--allow-private", help="Allow loopback/private addresses (a local "
+                                                "corpus); recorded in run.json.")] = False,
+    max_tokens: Annotated[int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
+                          ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify, control,
+    loop, synthesize; the same trace tree the skill bundle writes.
+
+    Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
+    labelled result is written when there was anything to say), 5 when no search backend is configured.
+    """
+
+    def body() -> Result:
+        from research_engine.engine import loop
+        from research_engine.engine.progress import Progress
+
+        progress = Progress.auto(json_mode=json_)
+        try:
+            if resume_run is not None:
+                if brief is not None:
+                    raise BadInput("give a BRIEF or --resume RUN, not both", code="bad-options")
+                outcome = loop.resume(resume_run, progress=progress)
+            else:
+                if brief is None:
+                    raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
+                if model.split(":", 1)[0] not in MODELS:
+                    raise BadInput(f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
+                                   code="bad-model", field="model")
+                if depth is not None and depth not in DEPTHS:
+                    raise BadInput(f"depth must be one of {', '.join(DEPTHS)}", code="bad-depth", field="depth")
+                options = loop.EngineOptions(
+                    model=model, depth=depth, dry_run=dry_run, record=record,
+                    replay=str(replay_from) if replay_from else None, output_path=output_path,
+                    allow_private=allow_private,
+                    budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
+                )
+                outcome = loop.run(brief, options, progress=progress)
+        finally:
+            progress.close()
+        data = outcome.to_dict()
+        code = ExitCode.OK
+        if outcome.partial or (outcome.stop_reason or "").startswith("budget:"):
+            code = ExitCode.BUDGET_SPENT
+        return Result(data=data, text=_summary(data), exit_code=code)
+
+    run_command("run", json_, body)
+
+
+def replay(
+    run_dir: Annotated[Path, typer.Argument(help="A run recorded with `run --record` (e.g. one under examples/).")],
+    keep: Annotated[Path | None, typer.Option("--keep", help="Keep the replayed run under this directory.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Re-execute a recorded run offline from its cassette and report any difference from its trace
+    (beyond the documented volatile fields: timestamps, the run id's stamp, the brief digest, elapsed times).
+
+    Exit 0 when the replay reproduces the trace, 1 when anything differs.
+    """
+
+    def body() -> Result:
+        from research_engine.engine.replay import replay_run
+
+        report = replay_run(run_dir, keep=keep)
+        lines = [f"replay of {report.recorded}: "
+                 + ("no difference" if report.identical else f"{len(report.differences)} difference(s)")
+                 + f" ({report.compared} files compared)"]
+        for diff in report.differences[:50]:
+            where = f" line {diff['line']}" if "line" in diff else ""
+            lines.append(f"  {diff['kind']}: {diff['path']}{where}")
+            if "recorded" in diff:
+                lines.append(f"    recorded: {diff['recorded']}")
+                lines.append(f"    replayed: {diff['replayed']}")
+        for miss in report.misses[:20]:
+            lines.append(f"  not in the cassette: {miss}")
+        return Result(data=report.to_dict(), text="\n".join(lines),
+                      exit_code=ExitCode.OK if report.identical else ExitCode.CHECK_FAILED)
+
+    run_command("replay", json_, body)

@@ -1,0 +1,101 @@
+"""`research-engine search QUERY`: web search through the configured backends."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from research_engine.cli._common import JsonOpt, Result, run_command
+
+RecordRunOpt = Annotated[
+    str | None,
+    typer.Option("--run", help="Record what was found into this run (with --sq)."),
+]
+RecordSqOpt = Annotated[str | None, typer.Option("--sq", help="The sub-question to record under (SQ-01).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to search for.")],
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="Use only this backend: brave, tavily, searxng or duckduckgo."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many results (1-50).")] = 10,
+    run: RecordRunOpt = None,
+    sq: RecordSqOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Search the web with the first configured backend that answers; exit 5 when none is configured.
+
+    Backends: SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY, RESEARCH_ENGINE_ALLOW_DDG=1 (DuckDuckGo HTML),
+    tried in RESEARCH_ENGINE_SEARCH_ORDER (default brave,tavily,searxng,duckduckgo). A failing backend
+    hands over to the next; the chain of attempts is printed and, with --run/--sq, recorded.
+    """
+
+    def body() -> Result:
+        from research_engine.errors import UpstreamFailed
+        from research_engine.net import HttpClient
+        from research_engine.sources import record
+        from research_engine.sources import search as web
+
+        target = record.open_target(run, sq)
+        with HttpClient() as client:
+            try:
+                outcome = web.search(query, backend=backend, limit=limit, client=client)
+            except UpstreamFailed as failure:
+                if target is not None:  # a failed search is part of the trust log too
+                    record.record_candidates(
+                        target,
+                        sq or "",
+                        command="search",
+                        query=query,
+                        candidates=[],
+                        responses=[],
+                        backend=None,
+                        chain=failure.data.get("chain", []),
+                    )
+                    record.note_overrides(target, client)
+                raise
+            data = outcome.to_dict()
+            if target is not None:
+                entry = record.record_candidates(
+                    target,
+                    sq or "",
+                    command="search",
+                    query=query,
+                    candidates=outcome.candidates,
+                    responses=outcome.responses,
+                    backend=outcome.backend,
+                    chain=[a.to_dict() for a in outcome.chain],
+                    info=outcome.info,
+                )
+                record.note_overrides(target, client)
+                data["recorded"] = {
+                    "file": target.relative(target.path("candidates", sq=sq)),
+                    "query_id": entry["id"],
+                }
+        return Result(data=data, text=render(outcome, data.get("recorded")))
+
+    run_command("search", json_, body)
+
+
+def render(outcome, recorded) -> str:
+    chain = ", ".join(
+        f"{a.backend} {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in outcome.chain
+    )
+    lines = [
+        f"search {outcome.query!r}: {len(outcome.candidates)} result(s) from {outcome.backend} [{chain}]"
+    ]
+    for c in outcome.candidates:
+        lines.append(f"{c.rank:>3}. {c.title}")
+        lines.append(f"     {c.url}")
+        if c.snippet:
+            lines.append(f"     {c.snippet[:200]}")
+    if recorded:
+        lines.append(f"recorded as {recorded['query_id']} in {recorded['file']}")
+    return "\n".join(lines)

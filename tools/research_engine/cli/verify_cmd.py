@@ -1,0 +1,94 @@
+"""`research-engine verify prepare|record|close`: independent re-fetch, the floor, verdicts."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command
+
+verify_app = typer.Typer(help="Verify claims against the verifier's own fresh copies.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(verify_app, name="verify")
+
+
+@verify_app.command("prepare")
+def prepare(
+    run: RunOpt,
+    claims: Annotated[
+        list[str] | None,
+        typer.Option("--claims", help="Claim ids (comma-separated or repeated); default: all active."),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Re-fetch every cited source independently into verify/evidence/, run the mechanical checks
+    per claim (cited, reachable, changed, quote found, numbers) and write verify/worksheet.md with
+    each claim's floor."""
+
+    def body() -> Result:
+        from research_engine import trace, verify
+
+        out = verify.prepare(trace.open_run(run), claims)
+        lines = [
+            f"cycle {out['cycle']}: {len(out['claims'])} claim(s) checked, "
+            f"{out['sources_fetched']} source(s) re-fetched; worksheet {out['worksheet']}"
+        ]
+        for row in out["claims"]:
+            reasons = f" ({'; '.join(row['floor_reasons'])})" if row["floor_reasons"] else ""
+            lines.append(f"  {row['claim']}: floor {row['floor']}{reasons}")
+        if out["skipped_already_judged"]:
+            lines.append(f"  already judged this cycle: {', '.join(out['skipped_already_judged'])}")
+        return Result(data=out, text="\n".join(lines))
+
+    run_command("verify prepare", json_, body)
+
+
+@verify_app.command("record")
+def record(
+    claim: Annotated[str, typer.Argument(help="The claim id, CLM-NN.")],
+    run: RunOpt,
+    verdict: Annotated[str, typer.Option("--verdict", help="supported | partial | refuse")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, in a sentence.")],
+    corroboration_query: Annotated[
+        str | None,
+        typer.Option("--corroboration-query", help="The one search run to corroborate (max one per claim)."),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Record a verdict as CHL-NN. A verdict looser than the mechanical floor is not accepted: the floor is
+    recorded instead and the command exits 1."""
+
+    def body() -> Result:
+        from research_engine import trace, verify
+
+        chl = verify.record(
+            trace.open_run(run), claim, verdict, reason, corroboration_query=corroboration_query
+        )
+        return Result(data={"challenge": chl}, text=f"{chl['id']}: {claim} {chl['verdict']}")
+
+    run_command("verify record", json_, body)
+
+
+@verify_app.command("close")
+def close(run: RunOpt, json_: JsonOpt = False) -> None:
+    """Close the cycle's verification: archive the previous cycle's contestation, write verify/contestation.md
+    with the verdicts and the grounding score, update run.json."""
+
+    def body() -> Result:
+        from research_engine import trace, verify
+
+        out = verify.close(trace.open_run(run))
+        s = out["summary"]
+        score = "n/a" if s["grounding_score"] is None else f"{s['grounding_score']:.2f}"
+        text = (
+            f"cycle {out['cycle']}: checked {s['checked']}, supported {s['supported']}, "
+            f"partial {s['partial']}, refused {s['refused']}; grounding score {score}"
+        )
+        if out["archived"]:
+            text += f"\n  previous cycle archived to {out['archived']}"
+        return Result(data=out, text=text)
+
+    run_command("verify close", json_, body)

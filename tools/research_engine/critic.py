@@ -1,0 +1,147 @@
+"""The completeness critic's gaps: controller/gaps.md.
+
+A gap is something the objective needs that the run has not found: what it is
+about, the query that would look for it, optionally the sub-question it belongs
+to, and whether it is material (it feeds the controller's gap signal and can
+route a supplement-gap cycle) or cosmetic (recorded, never routes). Gaps are
+closed with a reason, never deleted, and their ids (G-NN) are never reused.
+
+This module only records gaps named by the critic (an agent or a model); it never
+decides what is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from research_engine.errors import BadInput, CheckFailed
+from research_engine.trace import Run, iso
+
+SEVERITIES = ("material", "cosmetic")
+
+
+def load(run: Run) -> dict[str, Any]:
+    from research_engine.artifacts import read_markdown
+
+    path = run.path("gaps")
+    if not path.is_file():
+        return {"schema_version": 1, "gaps": []}
+    meta, _ = read_markdown(path)
+    meta.setdefault("gaps", [])
+    return meta
+
+
+def open_material_gaps(run: Run) -> list[dict[str, Any]]:
+    return [g for g in load(run)["gaps"] if g["status"] == "open" and g["severity"] == "material"]
+
+
+def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = None) -> str:
+    """Record a gap; returns its id (G-NN)."""
+    from research_engine import controller, ids
+
+    about, query = (about or "").strip(), (query or "").strip()
+    if not about:
+        raise BadInput("a gap needs --about (what is missing)", code="missing-field", field="about")
+    if not query:
+        raise BadInput("a gap needs --query (how to look for it)", code="missing-field", field="query")
+    if severity not in SEVERITIES:
+        raise BadInput(f"severity must be material or cosmetic, not {severity!r}", code="bad-severity")
+    if sq is not None:
+        _require_sub_question(run, sq)
+    with run.lock():
+        gap_id = ids.next_id(run, "gap")
+        data = load(run)
+        data["gaps"].append(
+            {
+                "id": gap_id,
+                "about": about,
+                "query": query,
+                "sub_question": sq,
+                "severity": severity,
+                "status": "open",
+                "closed_why": None,
+                "closed_at": None,
+                "cycle": controller.current_cycle(run),
+                "added_at": iso(),
+            }
+        )
+        _write(run, data)
+    return gap_id
+
+
+def close(run: Run, gap_id: str, why: str) -> dict[str, Any]:
+    why = (why or "").strip()
+    if not why:
+        raise BadInput("closing a gap needs --why", code="missing-field", field="why")
+    with run.lock():
+        data = load(run)
+        for gap in data["gaps"]:
+            if gap["id"] == gap_id:
+                if gap["status"] == "closed":
+                    raise CheckFailed(f"{gap_id} is already closed: {gap['closed_why']}", code="gap-closed")
+                gap.update(status="closed", closed_why=why, closed_at=iso())
+                _write(run, data)
+                return gap
+    raise BadInput(f"no gap {gap_id} in this run", code="unknown-gap", field="gap")
+
+
+def _require_sub_question(run: Run, sq: str) -> None:
+    from research_engine import decompose
+
+    if not re.fullmatch(r"SQ-\d{2,}", sq):
+        raise BadInput(f"not a sub-question id: {sq!r}", code="bad-id", field="sq")
+    known = {s["id"] for s in decompose.load(run)}
+    if sq not in known:
+        raise BadInput(f"no sub-question {sq} in this run", code="unknown-sub-question", field="sq")
+
+
+def _write(run: Run, data: dict[str, Any]) -> None:
+    from research_engine.artifacts import write_markdown
+
+    lines = ["# Completeness critic: gaps", ""]
+    if not data["gaps"]:
+        lines.append("(no gaps named)")
+    for gap in data["gaps"]:
+        where = f" ({gap['sub_question']})" if gap["sub_question"] else ""
+        state = "open" if gap["status"] == "open" else f"closed: {gap['closed_why']}"
+        lines.append(f"- **{gap['id']}** [{gap['severity']}, {state}]{where} {gap['about']}  ")
+        lines.append(f"  query: `{gap['query']}`")
+    write_markdown(run.path("gaps"), data, "\n".join(lines), schema="gaps")
+
+
+def check_gaps(run: Run, report: Any) -> None:
+    """validate checker: gaps.md front matter and its sub-question references."""
+    from research_engine.errors import ResearchEngineError
+    from research_engine.schemas import validate
+
+    path = run.path("gaps")
+    if not path.is_file():
+        return
+    report.checked_files += 1
+    try:
+        data = load(run)
+    except ResearchEngineError as exc:
+        report.add(path, exc.message, "malformed-artifact")
+        return
+    problems = validate(data, "gaps")
+    report.extend(problems, path)
+    if problems:
+        return
+    try:
+        from research_engine import decompose
+
+        known = {s["id"] for s in decompose.load(run)}
+    except ResearchEngineError:
+        return
+    seen: set[str] = set()
+    for gap in data["gaps"]:
+        if gap["id"] in seen:
+            report.add(path, f"{gap['id']} appears twice", "duplicate-id")
+        seen.add(gap["id"])
+        if gap["sub_question"] and gap["sub_question"] not in known:
+            report.add(
+                path,
+                f"{gap['id']} names {gap['sub_question']}, which is not a sub-question",
+                "cross-reference",
+            )

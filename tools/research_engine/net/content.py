@@ -1,0 +1,198 @@
+"""Bodies: media-type families, capped streaming decompression, charset decoding that never raises.
+
+- `family_of(media_type, body)`: which of html / text / json / pdf / xml a response is; a
+  missing or generic (`application/octet-stream`) type is sniffed from the first bytes.
+- `Decoder`: gzip / deflate decoding fed chunk by chunk with a hard output cap, so a
+  compression bomb stops after `max_bytes` of output, not after it has filled memory.
+- `decode_text(body, declared, family)`: header charset, then BOM, then `<meta charset>` for
+  HTML, then charset-normalizer, then UTF-8 with replacement. A lying header (says UTF-8,
+  bytes are cp1252) falls through to detection instead of raising.
+
+No I/O here.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import zlib
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "html": ("text/html", "application/xhtml+xml"),
+    "text": ("text/plain", "text/markdown", "text/x-markdown", "text/csv"),
+    "json": ("application/json", "text/json", "application/ld+json", "application/problem+json"),
+    "pdf": ("application/pdf",),
+    "xml": ("application/xml", "text/xml", "application/atom+xml", "application/rss+xml"),
+}
+TEXTUAL = ("html", "text", "json", "xml")
+GENERIC_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/unknown")
+
+
+class TooLarge(Exception):
+    """The decoded body passed the byte cap."""
+
+
+class DecodeError(Exception):
+    """A content-encoding we cannot (or did not ask to) decode, or corrupt compressed data."""
+
+
+def parse_content_type(header: str | None) -> tuple[str, str | None]:
+    """('text/html', 'utf-8') from 'text/html; charset="UTF-8"'; ('', None) when absent."""
+    if not header:
+        return "", None
+    parts = header.split(";")
+    media = parts[0].strip().lower()
+    charset = None
+    for param in parts[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip("\"'").lower() or None
+    return media, charset
+
+
+def declared_family(media: str) -> str | None:
+    """The family a declared media type belongs to; None when the type is outside every family."""
+    for family, types in FAMILIES.items():
+        if media in types:
+            return family
+    if media.endswith("+json"):
+        return "json"
+    if media.endswith("+xml"):
+        return "xml"
+    return None
+
+
+def sniff_family(body: bytes) -> str | None:
+    """The family of an undeclared body from its first bytes (a small subset of WHATWG sniffing)."""
+    head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"%pdf-"):
+        return "pdf"
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<p>", b"<div", b"<h1")):
+        return "html"
+    if head.startswith(b"<?xml"):
+        return "html" if b"<html" in head else "xml"
+    if head.startswith((b"{", b"[")):
+        return "json"
+    if b"\x00" in body[:1024]:
+        return None  # binary
+    return "text" if body else None
+
+
+class Decoder:
+    """Content-Encoding decoding with an output cap; feed raw chunks, get decoded chunks."""
+
+    def __init__(self, encoding: str | None, max_bytes: int) -> None:
+        enc = (encoding or "identity").strip().lower()
+        self.max_bytes = max_bytes
+        self.produced = 0
+        if enc in ("identity", ""):
+            self._z = None
+        elif enc in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif enc == "deflate":
+            self._z = zlib.decompressobj()
+            self._deflate_probe = True
+        else:
+            raise DecodeError(f"content-encoding {enc!r} was not requested and cannot be decoded")
+        self.encoding = enc
+
+    def feed(self, chunk: bytes) -> bytes:
+        out = chunk if self._z is None else self._decompress(chunk)
+        self.produced += len(out)
+        if self.produced > self.max_bytes:
+            raise TooLarge(f"decoded body exceeds {self.max_bytes} bytes")
+        return out
+
+    def _decompress(self, chunk: bytes) -> bytes:
+        room = self.max_bytes - self.produced + 1  # one byte past the cap proves the overflow
+        try:
+            out = self._z.decompress(chunk, room)
+        except zlib.error as exc:
+            if self.encoding == "deflate" and self.produced == 0 and getattr(self, "_deflate_probe", False):
+                # Some servers send raw deflate without the zlib header.
+                self._deflate_probe = False
+                self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+                return self._decompress(chunk)
+            raise DecodeError(f"corrupt {self.encoding} data: {exc}") from exc
+        if self._z.unconsumed_tail:
+            # Output was cut at the cap while input remains: the body is too large.
+            raise TooLarge(f"decoded body exceeds {self.max_bytes} bytes")
+        return out
+
+    def flush(self) -> bytes:
+        if self._z is None:
+            return b""
+        try:
+            out = self._z.flush()
+        except zlib.error as exc:
+            raise DecodeError(f"corrupt {self.encoding} data: {exc}") from exc
+        self.produced += len(out)
+        if self.produced > self.max_bytes:
+            raise TooLarge(f"decoded body exceeds {self.max_bytes} bytes")
+        return out
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.\-]+)""", re.I)
+_BOM_CODECS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _strict(body: bytes, charset: str | None) -> str | None:
+    if not charset:
+        return None
+    try:
+        return body.decode(charset)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def decode_text(body: bytes, declared: str | None, family: str | None) -> tuple[str, str]:
+    """(text, charset used); never raises. JSON defaults to UTF-8 (RFC 8259)."""
+    for bom, name in _BOM_CODECS:
+        if body.startswith(bom):
+            text = _strict(body[len(bom) :], name)
+            if text is not None:
+                return text, name
+    candidates: list[str | None] = [_codec(declared)]
+    if family == "html":
+        match = _META_CHARSET.search(body[:4096])
+        if match:
+            candidates.append(_codec(match.group(1).decode("ascii", "replace")))
+    if family == "json":
+        candidates.append("utf-8")
+    for name in candidates:
+        # A declared ISO-8859-1 "decodes" anything; browsers read it as windows-1252.
+        if name == "iso8859-1":
+            name = "cp1252"
+        text = _strict(body, name)
+        if text is not None:
+            return text, name or "utf-8"
+    text = _strict(body, "utf-8")
+    if text is not None:
+        return text, "utf-8"
+    try:
+        from charset_normalizer import from_bytes
+
+        matches = list(from_bytes(body[:200_000]))
+        if matches:
+            best = matches[0]
+            # Short Western text is ambiguous between the single-byte Latin code pages; windows-1252
+            # is by far the most common on the web, so it wins a near tie.
+            near = [m.encoding for m in matches if m.chaos <= best.chaos + 0.1]
+            name = "cp1252" if "cp1252" in near else best.encoding
+            return body.decode(name, errors="replace"), name
+    except Exception:  # detection is best effort; replacement below never fails
+        pass
+    return body.decode("utf-8", errors="replace"), "utf-8"

@@ -1,0 +1,88 @@
+"""Politeness: per-host minimum interval and concurrency, a global concurrency limit, Retry-After.
+
+`Gate.slot(host)` is a context manager around one request:
+
+1. take one of the host's `per_host_concurrency` slots;
+2. reserve the host's next start time (`interval` after the previous reservation, or later
+   when the server asked for a pause with Retry-After) and sleep until it;
+3. take one of the `global_concurrency` slots for the request itself.
+
+Reservations are made under a lock, so starts to one host are spaced by at least the interval
+whatever the number of threads. The global slot is taken last and held only while the
+request runs, so a thread waiting for a slow host never blocks other hosts.
+No I/O here beyond sleeping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Host:
+    slots: threading.Semaphore
+    next_start: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Gate:
+    def __init__(
+        self, *, interval: float, per_host: int, global_limit: int, clock=time.monotonic, sleep=time.sleep
+    ) -> None:
+        self.interval = max(0.0, interval)
+        self.per_host = max(1, per_host)
+        self.global_slots = threading.Semaphore(max(1, global_limit))
+        self._hosts: dict[str, _Host] = {}
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
+
+    def _host(self, host: str) -> _Host:
+        with self._lock:
+            state = self._hosts.get(host)
+            if state is None:
+                state = self._hosts[host] = _Host(threading.Semaphore(self.per_host))
+            return state
+
+    def pause(self, host: str, seconds: float, *, min_interval: float | None = None) -> None:
+        """Push the host's next start at least `seconds` from now (Retry-After, crawl-delay)."""
+        state = self._host(host)
+        with state.lock:
+            state.next_start = max(state.next_start, self._clock() + max(0.0, seconds))
+
+    @contextlib.contextmanager
+    def slot(
+        self, host: str, *, deadline: float | None = None, interval: float | None = None
+    ) -> Iterator[float]:
+        """Hold a polite slot for one request to `host`; yields the seconds spent waiting.
+
+        Raises TimeoutError when the reserved start would fall after `deadline` (a monotonic time).
+        """
+        state = self._host(host)
+        started = self._clock()
+        spacing = self.interval if interval is None else max(self.interval, interval)
+        remaining = None if deadline is None else max(0.0, deadline - started)
+        if not state.slots.acquire(timeout=remaining if remaining is not None else -1):
+            raise TimeoutError(f"no free connection slot for {host} before the deadline")
+        try:
+            with state.lock:
+                now = self._clock()
+                start_at = max(now, state.next_start)
+                if deadline is not None and start_at > deadline:
+                    raise TimeoutError(f"{host} asked for a pause that runs past the deadline")
+                state.next_start = start_at + spacing
+            if start_at > now:
+                self._sleep(start_at - now)
+            left = None if deadline is None else max(0.0, deadline - self._clock())
+            if not self.global_slots.acquire(timeout=left if left is not None else -1):
+                raise TimeoutError("no free global connection slot before the deadline")
+            try:
+                yield self._clock() - started
+            finally:
+                self.global_slots.release()
+        finally:
+            state.slots.release()

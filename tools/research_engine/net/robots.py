@@ -1,0 +1,156 @@
+"""robots.txt (RFC 9309): parsing and matching, a thin wrapper over Protego.
+
+Protego does the rule matching (longest match, `*` and `$`, percent-encoding before
+comparison, `/robots.txt` implicitly allowed). Before it sees a file, this module fixes
+the three places where Protego falls short of the RFC (see ../shared/corpora/README.md):
+
+- a UTF-8 byte order mark, whole or truncated, before the first line is dropped;
+- lines that are not robots.txt records (`Invalid-Unknown-Line: x`, `<br />`) are removed,
+  so they cannot end a group of `User-agent` lines (RFC 9309 section 2.2: unknown records
+  are ignored);
+- user-agent matching is exact and case-insensitive on the product token (RFC 9309
+  section 2.2.1): a group's `User-agent` value is read up to the first character that a
+  product token cannot hold (`AB42bot` -> `ab`, `barbarbot*` -> `barbarbot`), and the
+  crawler's token is its user-agent string up to the first `/` or space. Protego's
+  substring matching would let `barbarbot-prod` pick the `barbarbot` group.
+
+`RobotsPolicy` is what the client caches per origin: parsed rules, or the RFC's
+"allow everything" (4xx) and "disallow everything" (5xx or unreachable) answers.
+This module does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 section 2.5: parse at least 500 KiB
+
+_UA_FIELDS = {"user-agent", "useragent", "user agent"}
+# Every record name Protego 0.7 understands (including its tolerated misspellings).
+_KNOWN_FIELDS = _UA_FIELDS | {
+    "allow",
+    "disallow",
+    "dissallow",
+    "dissalow",
+    "disalow",
+    "diasllow",
+    "disallaw",
+    "sitemap",
+    "sitemaps",
+    "site-map",
+    "crawl-delay",
+    "crawl delay",
+    "request-rate",
+    "request rate",
+    "visit-time",
+    "visit time",
+    "host",
+}
+_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+_NO_GROUP = "research-engine-unmatched-group"
+_BOMS = (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef")
+
+
+def product_token(user_agent: str) -> str:
+    """The crawler's product token: its user-agent string up to the first '/' or whitespace, lowercased."""
+    return re.split(r"[/\s]", user_agent.strip(), maxsplit=1)[0].lower()
+
+
+def _group_token(value: str) -> str:
+    match = _TOKEN_RE.match(value.strip())
+    return match.group(0).lower() if match else ""
+
+
+def _record_field(line: str) -> tuple[str | None, str]:
+    """(known record name or None, value) for one line with its comment removed."""
+    if ":" in line:
+        name, value = line.split(":", 1)
+        name = name.strip().lower()
+        if name in _KNOWN_FIELDS:
+            return name, value.strip()
+    words = line.split()
+    for count in (1, 2):
+        name = " ".join(words[:count]).lower()
+        if name in _KNOWN_FIELDS:
+            return name, " ".join(words[count:])
+    return None, ""
+
+
+def decode_robots(body: bytes | str) -> str:
+    """Text of a robots.txt body: BOM (whole or truncated) dropped, invalid UTF-8 replaced."""
+    if isinstance(body, str):
+        return body.lstrip("\ufeff")
+    for bom in _BOMS:
+        if body.startswith(bom):
+            body = body[len(bom) :]
+            break
+    return body.decode("utf-8", errors="replace")
+
+
+def rewrite_for(text: str, token: str) -> str:
+    """The file as Protego should read it for the crawler `token` (see the module docstring)."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            out.append("")  # blank lines carry no meaning in RFC 9309, but keep line numbers
+            continue
+        name, value = _record_field(line)
+        if name is None:
+            continue
+        if name in _UA_FIELDS:
+            if value.strip() == "*":
+                out.append("User-agent: *")
+            elif value and _group_token(value) == token:
+                out.append(f"User-agent: {token}")
+            else:
+                out.append(f"User-agent: {_NO_GROUP}")
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str, token: str):
+    from protego import Protego
+
+    return Protego.parse(rewrite_for(text, token))
+
+
+@dataclass
+class RobotsPolicy:
+    """The robots.txt answer for one origin."""
+
+    kind: str  # "rules" | "allow-all" | "disallow-all"
+    text: str = ""
+    reason: str = ""
+    status: int | None = None
+    fetched_at: float = 0.0
+    expires_at: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, body: bytes | str, **kw) -> RobotsPolicy:
+        return cls("rules", decode_robots(body), **kw)
+
+    def allowed(self, url: str, user_agent: str) -> bool:
+        if self.kind == "allow-all":
+            return True
+        if self.kind == "disallow-all":
+            return False
+        token = product_token(user_agent)
+        return bool(_parsed(self.text, token).can_fetch(url, token))
+
+    def crawl_delay(self, user_agent: str) -> float | None:
+        if self.kind != "rules":
+            return None
+        token = product_token(user_agent)
+        delay = _parsed(self.text, token).crawl_delay(token)
+        return float(delay) if delay is not None else None
+
+
+def is_allowed(robots_txt: bytes | str, url: str, user_agent: str) -> bool:
+    """Offline check of one URL against a robots.txt body (the `robots check` command)."""
+    return RobotsPolicy.parse(robots_txt).allowed(url, user_agent)

@@ -1,0 +1,558 @@
+"""The deliverable: checks on result.md, its references, evidence map and reproducibility footer.
+
+`check` reads a Markdown deliverable written by the agent or the model and
+reports every problem (exit 1 at the CLI):
+
+- every `CLM-NN` it cites exists in the claims ledger;
+- outside a caveat area, no cited claim is retired and no cited claim stands
+  refused (its latest verdict is `refuse`): a refused claim is never stated as
+  established;
+- every block that states a fact cites at least one claim (see below);
+- references are complete: every `SQ-NN/SRC-NN` it names exists in the run, and
+  if the author wrote a References (or Sources) section, it names (by id or URL)
+  every source that carries a cited claim. Without one, `finish` generates it.
+
+Caveat areas (where refused or retired claims may be named, and where facts
+need no citation because a gap is reported as a gap) are marked in one of two ways:
+
+1. a heading whose text contains one of CAVEAT_WORDS (gap, caveat, limitation,
+   open question, refused, not established, unresolved, uncertain, caution); the
+   area runs to the next heading of the same or a higher level;
+2. a blockquote whose first word is Caveat, Gap, Refused, Caution or Warning
+   (also GitHub's `> [!CAUTION]` / `> [!WARNING]`), e.g. `> **Caveat:** ...`.
+
+A block "states a fact" when it is prose (a paragraph, a list item or a table
+body row) outside a caveat area and outside the framing sections (headings that
+START with one of EXEMPT_WORDS: method, scope, about, reference, sources,
+evidence map, reproducibility), and it
+has at least FACT_MIN_WORDS words or contains a number. Headings, code and
+table header rows never state facts.
+
+`finish` checks, then writes synthesis/result.md: the document, a generated
+reference list (unless the author wrote one), the evidence map (well supported /
+needs caution / refused during the run), and a reproducibility footer (sources
+and digests, the verifier's copies, model, cache use), and completes run.json.
+This module never writes the deliverable's prose.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine.trace import Run, iso
+
+CLAIM_RE = re.compile(r"\bCLM-\d{2,}\b")
+SOURCE_RE = re.compile(r"\bSQ-\d{2,}/SRC-\d{2,}\b")
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+CAVEAT_WORDS = (
+    "gap",
+    "caveat",
+    "limitation",
+    "open question",
+    "refused",
+    "not established",
+    "unresolved",
+    "uncertain",
+    "caution",
+)
+CAVEAT_QUOTE_RE = re.compile(r"^\s*(?:\*\*|__)?\[?!?(caveat|gap|refused|caution|warning)\b", re.I)
+EXEMPT_WORDS = ("method", "scope", "about", "reference", "sources", "evidence map", "reproducibility")
+REFERENCE_HEADINGS = ("references", "sources", "reference list")
+FACT_MIN_WORDS = 6
+GENERATED_MARK = "<!-- research-engine: generated sections below; do not edit -->"
+
+
+@dataclass
+class Block:
+    kind: str  # paragraph | list-item | table-row | quote
+    text: str
+    line: int
+    section: str
+    caveat: bool
+    exempt: bool
+    references: bool
+
+
+@dataclass
+class CheckReport:
+    file: str
+    cited: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    has_references: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "ok": self.ok,
+            "cited_claims": self.cited,
+            "has_references": self.has_references,
+            "problems": [p.to_dict() for p in self.problems],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+def _has_word(text: str, words: tuple[str, ...]) -> bool:
+    low = text.lower()
+    return any(re.search(rf"\b{re.escape(w)}", low) for w in words)
+
+
+def _starts_with(title: str, words: tuple[str, ...]) -> bool:
+    low = re.sub(r"^[\d.\s]+", "", title.lower())  # "2. Method" -> "method"
+    return low.startswith(words)
+
+
+def parse_blocks(markdown: str) -> list[Block]:
+    """Split a Markdown document into the blocks the checks look at, each with its section context."""
+    lines = markdown.splitlines()
+    blocks: list[Block] = []
+    stack: list[tuple[int, str, bool, bool, bool]] = []  # (level, title, caveat, exempt, references)
+    in_fence = False
+    current: list[str] = []
+    start = 0
+    kind = "paragraph"
+
+    def context() -> tuple[str, bool, bool, bool]:
+        title = stack[-1][1] if stack else ""
+        return (title, any(s[2] for s in stack), any(s[3] for s in stack), any(s[4] for s in stack))
+
+    def flush() -> None:
+        nonlocal current, kind
+        if current:
+            title, caveat, exempt, refs = context()
+            text = " ".join(x.strip() for x in current)
+            if kind == "quote":
+                text = " ".join(re.sub(r"^\s*>\s?", "", x) for x in current).strip()
+                caveat = caveat or bool(CAVEAT_QUOTE_RE.match(text))
+            blocks.append(Block(kind, text, start + 1, title, caveat, exempt, refs))
+        current, kind = [], "paragraph"
+
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            flush()
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        heading = HEADING_RE.match(line)
+        if heading:
+            flush()
+            level, title = len(heading.group(1)), heading.group(2)
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            refs = title.strip().lower().rstrip(":") in REFERENCE_HEADINGS
+            stack.append(
+                (level, title, _has_word(title, CAVEAT_WORDS), _starts_with(title, EXEMPT_WORDS), refs)
+            )
+            continue
+        if not stripped or stripped == GENERATED_MARK:
+            flush()
+            continue
+        if stripped.startswith("|"):
+            flush()
+            if TABLE_SEP_RE.match(stripped):
+                if blocks and blocks[-1].kind == "table-row":
+                    blocks.pop()  # the row above a separator is the header
+                continue
+            title, caveat, exempt, refs = context()
+            blocks.append(Block("table-row", stripped, i + 1, title, caveat, exempt, refs))
+            continue
+        if stripped.startswith(">"):
+            if kind != "quote":
+                flush()
+                kind, start = "quote", i
+            current.append(line)
+            continue
+        if kind == "quote":
+            flush()
+        if LIST_RE.match(line):
+            flush()
+            kind, start = "list-item", i
+            current.append(LIST_RE.sub("", line, count=1))
+            continue
+        if not current:
+            start = i
+        current.append(line)
+    flush()
+    return blocks
+
+
+def _states_fact(block: Block) -> bool:
+    from research_engine.grounding import numbers_in
+
+    if block.caveat or block.exempt or block.references:
+        return False
+    bare = SOURCE_RE.sub(" ", CLAIM_RE.sub(" ", block.text))
+    words = re.findall(r"[^\W\d_]{2,}", bare)
+    return len(words) >= FACT_MIN_WORDS or bool(numbers_in(bare))
+
+
+def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(claims by id, latest verdict by claim id)."""
+    from research_engine import claims as ledger
+    from research_engine.controller import latest_verdicts
+
+    return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
+
+
+def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckReport:
+    """Every check on a deliverable's text; problems are collected, never raised."""
+    from research_engine import retrieve
+    from research_engine.ids import sort_key
+
+    claims, verdicts = claim_state(run)
+    report = CheckReport(file=file)
+    blocks = parse_blocks(_strip_front_matter(markdown).split(GENERATED_MARK)[0])
+    cited: list[str] = []
+    for block in blocks:
+        for clm in dict.fromkeys(CLAIM_RE.findall(block.text)):
+            if clm not in cited:
+                cited.append(clm)
+            where = f"line {block.line}"
+            if clm not in claims:
+                report.problems.append(
+                    Problem(
+                        "unknown-claim",
+                        f"{where}: cites {clm}, which is not a claim in this run",
+                        field=clm,
+                        file=file,
+                    )
+                )
+                continue
+            if block.caveat:
+                continue
+            if claims[clm].get("status") == "retired":
+                report.problems.append(
+                    Problem(
+                        "retired-claim",
+                        f"{where}: cites {clm}, which is retired "
+                        f"({claims[clm].get('retired_why')}); name it only in a gap or "
+                        "caveat",
+                        field=clm,
+                        file=file,
+                    )
+                )
+            verdict = (verdicts.get(clm) or {}).get("verdict")
+            if verdict == "refuse":
+                report.problems.append(
+                    Problem(
+                        "refused-claim-stated",
+                        f"{where}: states {clm} as established, "
+                        "but the verifier refused it; a refused claim may appear only in a "
+                        "gap or caveat section or a '> Caveat:' blockquote",
+                        field=clm,
+                        file=file,
+                    )
+                )
+            elif verdict is None and claims[clm].get("status") == "active":
+                report.warnings.append(
+                    Problem(
+                        "unverified-claim",
+                        f"{where}: cites {clm}, which has no verdict",
+                        field=clm,
+                        file=file,
+                    )
+                )
+        if _states_fact(block) and not CLAIM_RE.search(block.text):
+            shown = block.text if len(block.text) <= 80 else block.text[:77] + "..."
+            report.problems.append(
+                Problem(
+                    "uncited-fact",
+                    f"line {block.line}: states a fact without citing a claim (CLM-NN): {shown!r}",
+                    file=file,
+                )
+            )
+    report.cited = sorted(cited, key=sort_key)
+
+    known_sources = set(retrieve.list_sources(run))
+    for block in blocks:
+        for ref in SOURCE_RE.findall(block.text):
+            if ref not in known_sources:
+                report.problems.append(
+                    Problem(
+                        "unknown-source",
+                        f"line {block.line}: names {ref}, which is not a source in this run",
+                        field=ref,
+                        file=file,
+                    )
+                )
+    ref_blocks = [b for b in blocks if b.references]
+    report.has_references = bool(ref_blocks)
+    if ref_blocks:
+        listed = " ".join(b.text for b in ref_blocks)
+        for ref in _carrying_sources(claims, [c for c in cited if c in claims]):
+            url = _source_url(run, ref)
+            if ref not in listed and not (url and url in listed):
+                report.problems.append(
+                    Problem(
+                        "incomplete-references",
+                        f"the references do not list {ref}"
+                        + (f" ({url})" if url else "")
+                        + ", which carries a cited claim",
+                        field=ref,
+                        file=file,
+                    )
+                )
+    if not cited:
+        report.problems.append(Problem("no-citations", "the deliverable cites no claim (CLM-NN)", file=file))
+    return report
+
+
+def _strip_front_matter(text: str) -> str:
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end != -1:
+            return text[end + 4 :].lstrip("\n")
+    return text
+
+
+def _carrying_sources(claims: dict[str, dict[str, Any]], cited: list[str]) -> list[str]:
+    from research_engine.ids import sort_key
+
+    refs = {ev["source"] for clm in cited for ev in claims[clm].get("evidence", [])}
+    return sorted(refs, key=sort_key)
+
+
+def _source_url(run: Run, ref: str) -> str | None:
+    from research_engine import retrieve
+
+    try:
+        meta, _ = retrieve.load_source(run, ref)
+    except BadInput:
+        return None
+    return meta.get("final_url") or meta.get("requested_url")
+
+
+def read_deliverable(path: str | Path) -> str:
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise BadInput(f"no deliverable at {p}", code="missing-file", field="file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read {p}: {exc}", code="unreadable-file", field="file") from exc
+
+
+def check(run: Run, path: str | Path) -> CheckReport:
+    return check_text(run, read_deliverable(path), file=Path(path).name)
+
+
+# ---------------------------------------------------------------- finish
+
+
+def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
+    """`reproducible` unless a paid or gated source carried a cited claim; then `checkable`, naming it."""
+    from research_engine import retrieve
+
+    claims, _ = claim_state(run)
+    reasons = []
+    for ref in _carrying_sources(claims, [c for c in cited if c in claims]):
+        try:
+            meta, _ = retrieve.load_source(run, ref)
+        except BadInput:
+            continue
+        if meta.get("access_tier") in ("paid", "gated"):
+            reasons.append(
+                f"{ref} ({meta.get('final_url') or meta.get('requested_url')}) is "
+                f"{meta['access_tier']} and carries a claim"
+            )
+    return {"label": "checkable" if reasons else "reproducible", "reasons": reasons}
+
+
+def finish(run: Run, path: str | Path) -> dict[str, Any]:
+    """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
+    from research_engine import controller, runrecord
+    from research_engine.artifacts import write_markdown
+
+    text = read_deliverable(path)
+    report = check_text(run, text, file=Path(path).name)
+    if not report.ok:
+        raise CheckFailed(
+            f"{Path(path).name} does not pass `report check` ({len(report.problems)} problem(s))",
+            code="report-check-failed",
+            problems=report.problems,
+            data=report.to_dict(),
+        )
+    log = controller.load_loop_log(run)
+    last = log["cycles"][-1] if log["cycles"] else None
+    if last is None or last["decision"]["action"] != "stop":
+        raise CheckFailed(
+            "the controller has not stopped the run yet: run `research-engine control` until it decides stop",
+            code="run-not-stopped",
+        )
+    record = runrecord.read(run)
+    repro = reproducibility(run, report.cited)
+    body = _strip_front_matter(text).split(GENERATED_MARK)[0].rstrip()
+    generated = _generated_sections(run, report, record, repro)
+    meta = {
+        "schema_version": 1,
+        "run_id": record["run_id"],
+        "finished_at": iso(),
+        "stop_reason": last["decision"]["stop_reason"],
+        "cycles": len(log["cycles"]),
+        "cited_claims": report.cited,
+        "reproducibility": repro,
+    }
+    target = run.path("result")
+    write_markdown(target, meta, body + "\n\n" + GENERATED_MARK + "\n\n" + generated, schema="result")
+    refused_ever = _refused_ever(run)
+
+    def change(rec: dict[str, Any]) -> None:
+        rec["status"] = "complete"
+        rec["stop_reason"] = last["decision"]["stop_reason"]
+        rec["cycles"] = len(log["cycles"])
+        rec["reproducibility"] = repro
+        rec["refused_claims"] = sorted(
+            set(rec.get("refused_claims") or []) | set(refused_ever), key=lambda c: int(c.split("-")[1])
+        )
+        rec["refused_ever"] = bool(rec.get("refused_ever")) or bool(refused_ever)
+        rec["result"] = {
+            "path": run.relative(target),
+            "finished_at": meta["finished_at"],
+            "cited_claims": report.cited,
+        }
+
+    updated = runrecord.update(run, change)
+    return {
+        "result": run.relative(target),
+        "cited_claims": report.cited,
+        "reproducibility": repro,
+        "stop_reason": updated["stop_reason"],
+        "cycles": updated["cycles"],
+        "refused_ever": updated["refused_ever"],
+        "warnings": [w.to_dict() for w in report.warnings],
+    }
+
+
+def _refused_ever(run: Run) -> list[str]:
+    from research_engine.verify import all_contestations
+
+    return sorted(
+        {
+            c["claim"]
+            for m in all_contestations(run)
+            for c in m.get("challenges", [])
+            if c["verdict"] == "refuse"
+        },
+        key=lambda c: int(c.split("-")[1]),
+    )
+
+
+def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
+    from research_engine import retrieve
+
+    claims, verdicts = claim_state(run)
+    cited = [c for c in report.cited if c in claims]
+    carrying = _carrying_sources(claims, cited)
+    lines: list[str] = []
+    if not report.has_references:
+        lines += ["## References", ""]
+        for ref in carrying:
+            meta, _ = retrieve.load_source(run, ref)
+            title = meta.get("title") or "(untitled)"
+            url = meta.get("final_url") or meta.get("requested_url")
+            lines.append(
+                f"- **{ref}** {title}. <{url}> (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
+            )
+        lines.append("")
+
+    well, caution = [], []
+    for clm in cited:
+        verdict = (verdicts.get(clm) or {}).get("verdict")
+        entry = (
+            f"- **{clm}** ({claims[clm]['sub_question']}): {claims[clm]['text']} "
+            f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
+        )
+        (well if verdict == "supported" else caution).append(entry)
+    lines += ["## Evidence map", "", "### Well supported", ""] + (well or ["(none)"]) + [""]
+    lines += ["### Needs caution", ""] + (caution or ["(none)"]) + [""]
+    refused = _refused_ever(run)
+    if refused:
+        lines += ["### Refused during the run (not established)", ""]
+        for clm in refused:
+            c = claims.get(clm, {})
+            state = "retired" if c.get("status") == "retired" else "active"
+            lines.append(f"- {clm} ({state}): {c.get('text', '(unknown)')}")
+        lines.append("")
+
+    lines += ["## Reproducibility", ""]
+    lines.append(
+        f"Label: **{repro['label']}**"
+        + (f" ({'; '.join(repro['reasons'])})" if repro["reasons"] else "")
+        + f". Run {record['run_id']}, tool {record.get('tool_version')}, stop reason "
+        f"{record.get('stop_reason')}, {record.get('cycles')} cycle(s)."
+    )
+    model = record.get("model")
+    lines.append(
+        f"Model: {model.get('name') or model}"
+        if isinstance(model, dict)
+        else "Model: none (claims and verdicts supplied by the agent through the toolkit)"
+    )
+    sources = retrieve.list_sources(run)
+    cached = 0
+    lines += ["", "| source | sha256 at retrieval | verifier's copy | cache |", "|---|---|---|---|"]
+    for ref in sources:
+        meta, _ = retrieve.load_source(run, ref)
+        cached += bool(meta.get("from_cache"))
+        ev = _evidence_digest(run, ref)
+        lines.append(
+            f"| {ref} | `{meta['sha256'][:16]}` | {ev} | {'hit' if meta.get('from_cache') else 'miss'} |"
+        )
+    lines += [
+        "",
+        f"{len(sources)} source(s), {cached} served from the HTTP cache at retrieval; the verifier "
+        "re-fetched with the cache off. Raw bytes of every response are in snapshots/<sha256>.",
+    ]
+    return "\n".join(lines)
+
+
+def _evidence_digest(run: Run, ref: str) -> str:
+    from research_engine.artifacts import read_markdown
+    from research_engine.ids import parse_source_ref
+
+    sq, src = parse_source_ref(ref)
+    path = run.path("evidence", sq=sq, src=src)
+    if not path.is_file():
+        return "not re-fetched"
+    meta, _ = read_markdown(path)
+    if not meta.get("reachable"):
+        return f"unreachable ({meta.get('error')})"
+    return f"`{str(meta.get('sha256'))[:16]}`" + (" (changed)" if meta.get("changed") else "")
+
+
+def check_result(run: Run, report: Any) -> None:
+    """validate checker: synthesis/result.md front matter, and its text passes `report check`."""
+    from research_engine.artifacts import read_markdown
+    from research_engine.errors import ResearchEngineError
+    from research_engine.schemas import validate
+
+    path = run.path("result")
+    if not path.is_file():
+        return
+    report.checked_files += 1
+    try:
+        meta, body = read_markdown(path)
+    except ResearchEngineError as exc:
+        report.add(path, exc.message, "malformed-artifact")
+        return
+    report.extend(validate(meta, "result"), path)
+    try:
+        checked = check_text(run, body, file="synthesis/result.md")
+    except ResearchEngineError as exc:
+        report.add(path, exc.message, "cross-reference")
+        return
+    for p in checked.problems:
+        report.add(path, p.message, p.code, p.field)
+    if sorted(meta.get("cited_claims") or []) != sorted(checked.cited):
+        report.add(path, "cited_claims in the front matter do not match the text", "cross-reference")

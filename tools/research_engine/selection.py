@@ -1,0 +1,628 @@
+"""Source selection: scoring candidates, dedup, diversity, and the selection-and-trust log.
+
+Owns `select/SQ-NN.selection.md` (schema `selection`): every candidate considered
+for a sub-question, with scores computed here from facts, the agent's stated
+reason kept beside them, the verdict (chosen or rejected) and why. Each call of
+`log_selection` appends one round (a sub-question may be re-selected in a later
+cycle); nothing is ever dropped from the log.
+
+The decision is pure: `score` and `decide` take facts (claim type, modality,
+DOI, URL scheme, access tier, dates, domain use counts, the brief's recency and
+budget) and return numbers and verdicts; the weights and tables are data at the
+top of this module. I/O (reading the brief, the run's sources, earlier rounds;
+writing the log) is at the edges, in `log_selection`.
+
+It never fetches anything and never judges relevance: whether a page answers
+the sub-question is the agent's call (its `reason`, and `verdict_hint: reject`,
+which is honoured). The module is called `selection` so it cannot shadow the
+standard library's `select`; the CLI command is `select log`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from research_engine.errors import BadInput
+from research_engine.trace import Run, iso
+
+SCHEMA = "selection"
+SCHEMA_VERSION = 1
+
+# ---------------------------------------------------------------------------- the tables (data, not logic)
+
+# Weight of each facet in the total; they sum to 1.
+WEIGHTS: dict[str, float] = {
+    "fit": 0.30,
+    "verifiability": 0.15,
+    "access": 0.15,
+    "freshness": 0.15,
+    "primary": 0.15,
+    "diversity": 0.10,
+}
+
+# Fit of a modality to a sub-question's claim type (mirrors docs/source-catalog.md).
+# Modalities: the API kinds (worldbank, openalex) and, for web pages, the source-type hint.
+FIT: dict[str, dict[str, float]] = {
+    "quantitative": {
+        "worldbank": 1.0,
+        "openalex": 0.6,
+        "data": 0.9,
+        "primary": 0.8,
+        "peer": 0.6,
+        "practitioner": 0.4,
+        "press": 0.3,
+        "unknown": 0.3,
+    },
+    "factual": {
+        "worldbank": 0.5,
+        "openalex": 0.7,
+        "data": 0.6,
+        "primary": 0.9,
+        "peer": 0.8,
+        "practitioner": 0.6,
+        "press": 0.6,
+        "unknown": 0.4,
+    },
+    "regulatory": {
+        "worldbank": 0.2,
+        "openalex": 0.4,
+        "data": 0.3,
+        "primary": 1.0,
+        "peer": 0.5,
+        "practitioner": 0.7,
+        "press": 0.4,
+        "unknown": 0.3,
+    },
+    "competitive": {
+        "worldbank": 0.2,
+        "openalex": 0.4,
+        "data": 0.5,
+        "primary": 0.9,
+        "peer": 0.4,
+        "practitioner": 0.6,
+        "press": 0.7,
+        "unknown": 0.4,
+    },
+    "technical": {
+        "worldbank": 0.1,
+        "openalex": 0.7,
+        "data": 0.3,
+        "primary": 1.0,
+        "peer": 0.8,
+        "practitioner": 0.7,
+        "press": 0.3,
+        "unknown": 0.4,
+    },
+}
+
+# How re-checkable a candidate is by anyone later.
+VERIFIABILITY: dict[str, float] = {"api": 1.0, "doi": 0.9, "https": 0.7, "http": 0.5}
+
+# Access tier, by the brief's reproducibility requirement.
+ACCESS: dict[str, dict[str, float]] = {
+    "reproducible": {"open": 1.0, "free-key": 0.8, "paid": 0.1, "gated": 0.1, "unknown": 0.6},
+    "checkable": {"open": 1.0, "free-key": 0.8, "paid": 0.4, "gated": 0.3, "unknown": 0.6},
+}
+
+# Primary evidence vs derivative reporting.
+PRIMARY: dict[str, float] = {
+    "worldbank": 1.0,
+    "data": 1.0,
+    "primary": 1.0,
+    "openalex": 0.8,
+    "peer": 0.8,
+    "practitioner": 0.5,
+    "press": 0.3,
+    "unknown": 0.4,
+}
+
+# Freshness against the brief's recency window.
+FRESHNESS = {"any": 1.0, "unknown_date": 0.5, "in_window_min": 0.7, "near_window": 0.2, "stale": 0.05}
+
+# Diversity: how many distinct works of this domain the run already uses -> score.
+DIVERSITY: dict[int, float] = {0: 1.0, 1: 0.6}
+DIVERSITY_MANY = 0.3
+
+DOMAIN_CAP = 2  # at most this many chosen candidates from one domain per round
+MIN_TOTAL = 0.5  # below this, a candidate is not worth fetching whatever the budget
+DEFAULT_BUDGET = 4
+
+API_KINDS = ("worldbank", "openalex")
+RECENCY_RE = re.compile(r"^(any|([1-9][0-9]*)([dmy]))$")
+_UNIT_DAYS = {"d": 1, "m": 30, "y": 365}
+
+
+# ---------------------------------------------------------------------------- pure scoring
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the scorer knows about one candidate, all derived from the candidate and the run."""
+
+    kind: str  # web | openalex | worldbank
+    source_type: str | None  # peer | primary | press | practitioner | data
+    has_doi: bool
+    scheme: str  # https | http | other
+    access_tier: str | None
+    published: date | None
+    domain_uses: int  # distinct works from this domain the run already uses
+
+
+@dataclass(frozen=True)
+class Context:
+    claim_type: str
+    recency: str  # any | Nd | Nm | Ny
+    as_of: date
+    reproducibility: str = "reproducible"
+
+
+@dataclass(frozen=True)
+class Scores:
+    fit: float
+    verifiability: float
+    access: float
+    freshness: float
+    primary: float
+    diversity: float
+    total: float
+    basis: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in (*WEIGHTS, "total")}
+
+
+def modality(kind: str, source_type: str | None) -> str:
+    if kind in API_KINDS:
+        return kind
+    return source_type if source_type in FIT["factual"] else "unknown"
+
+
+def recency_days(recency: str) -> int | None:
+    """Days in a recency window (`any` -> None); BadInput on a malformed value."""
+    match = RECENCY_RE.match(recency or "")
+    if not match:
+        raise BadInput(
+            f"bad recency {recency!r}; expected any or N followed by d, m or y", code="bad-recency"
+        )
+    if match.group(1) == "any":
+        return None
+    return int(match.group(2)) * _UNIT_DAYS[match.group(3)]
+
+
+def freshness(published: date | None, recency: str, as_of: date) -> tuple[float, str]:
+    window = recency_days(recency)
+    if window is None:
+        return FRESHNESS["any"], "recency any"
+    if published is None:
+        return FRESHNESS["unknown_date"], "no date"
+    age = (as_of - published).days
+    if age <= 0:
+        return 1.0, f"dated {published.isoformat()}"
+    if age <= window:
+        floor = FRESHNESS["in_window_min"]
+        return round(1.0 - (1.0 - floor) * age / window, 4), f"{age} days old, within {recency}"
+    if age <= 2 * window:
+        return FRESHNESS["near_window"], f"{age} days old, outside {recency}"
+    return FRESHNESS["stale"], f"{age} days old, far outside {recency}"
+
+
+def score(facts: Facts, ctx: Context) -> Scores:
+    """The scores of one candidate: a pure function of its facts and the sub-question's context."""
+    mod = modality(facts.kind, facts.source_type)
+    fit = FIT[ctx.claim_type][mod]
+    if facts.kind in API_KINDS:
+        verif_key = "api"
+    elif facts.has_doi:
+        verif_key = "doi"
+    else:
+        verif_key = "https" if facts.scheme == "https" else "http"
+    verifiability = VERIFIABILITY[verif_key]
+    tier = facts.access_tier if facts.access_tier in ACCESS["reproducible"] else "unknown"
+    access = ACCESS.get(ctx.reproducibility, ACCESS["reproducible"])[tier]
+    fresh, fresh_basis = freshness(facts.published, ctx.recency, ctx.as_of)
+    primary = PRIMARY[mod]
+    diversity = DIVERSITY.get(facts.domain_uses, DIVERSITY_MANY)
+    parts = {
+        "fit": fit,
+        "verifiability": verifiability,
+        "access": access,
+        "freshness": fresh,
+        "primary": primary,
+        "diversity": diversity,
+    }
+    total = round(sum(WEIGHTS[name] * value for name, value in parts.items()), 4)
+    basis = {
+        "fit": f"{ctx.claim_type} x {mod}",
+        "verifiability": {
+            "api": "re-issuable API request",
+            "doi": "DOI",
+            "https": "stable https URL",
+            "http": "plain http URL",
+        }[verif_key],
+        "access": f"{tier} ({ctx.reproducibility})",
+        "freshness": fresh_basis,
+        "primary": mod,
+        "diversity": f"{facts.domain_uses} work(s) from this domain already used",
+    }
+    return Scores(**{k: round(v, 4) for k, v in parts.items()}, total=total, basis=basis)
+
+
+@dataclass
+class Decision:
+    index: int
+    scores: Scores
+    verdict: str  # chosen | rejected
+    why: str
+
+
+def decide(
+    items: list[dict[str, Any]],
+    scores: list[Scores],
+    *,
+    budget: int,
+    domain_cap: int = DOMAIN_CAP,
+    min_total: float = MIN_TOTAL,
+) -> list[Decision]:
+    """Choose at most `budget` candidates: a pure function of their facts and scores.
+
+    `items[i]` carries `key` (canonical key), `domain`, `rank`, `verdict_hint`,
+    `reason`, and optional `avoided` / `retrieved_as` (set by the caller from the
+    brief and the run). Order of consideration: total score, then the agent's
+    `choose` hint, then the backend rank, then input order. Duplicates by key
+    keep the best-scored copy and name it in the others' why.
+    """
+    decisions: dict[int, Decision] = {}
+    order = sorted(
+        range(len(items)),
+        key=lambda i: (
+            -scores[i].total,
+            items[i].get("verdict_hint") != "choose",
+            items[i].get("rank") if isinstance(items[i].get("rank"), int) else 10**9,
+            i,
+        ),
+    )
+    first_by_key: dict[str, int] = {}
+    chosen_by_domain: dict[str, int] = {}
+    chosen = 0
+    for position, i in enumerate(order, 1):
+        item, s = items[i], scores[i]
+
+        def reject(why: str, i: int = i, s: Scores = s) -> None:
+            decisions[i] = Decision(i, s, "rejected", why)
+
+        key = item.get("key")
+        if key in first_by_key:
+            keeper = first_by_key[key]
+            reject(f"duplicate of candidate {keeper + 1} ({key})")
+            continue
+        if key:
+            first_by_key[key] = i
+        if item.get("verdict_hint") == "reject":
+            reject(f"rejected by the agent: {item.get('reason') or 'no reason given'}")
+            continue
+        if item.get("avoided"):
+            reject(f"the brief says to avoid {item['avoided']}")
+            continue
+        if item.get("retrieved_as"):
+            reject(f"already retrieved for this sub-question as {item['retrieved_as']}")
+            continue
+        if s.total < min_total:
+            reject(f"score {s.total:.2f} is below the floor {min_total:.2f}")
+            continue
+        domain = item.get("domain") or ""
+        if chosen_by_domain.get(domain, 0) >= domain_cap:
+            reject(f"domain cap reached: {domain_cap} already chosen from {domain}")
+            continue
+        if chosen >= budget:
+            reject(f"ranked {position} by score {s.total:.2f}; the budget of {budget} source(s) is full")
+            continue
+        chosen += 1
+        chosen_by_domain[domain] = chosen_by_domain.get(domain, 0) + 1
+        strong = sorted(WEIGHTS, key=lambda name: -getattr(s, name))[:2]
+        decisions[i] = Decision(
+            i,
+            s,
+            "chosen",
+            f"ranked {position} by score {s.total:.2f}; strongest: "
+            + ", ".join(f"{n} {getattr(s, n):.2f} ({s.basis[n]})" for n in strong),
+        )
+    return [decisions[i] for i in range(len(items))]
+
+
+# ---------------------------------------------------------------------------- facts from the world
+
+
+def parse_published(published: Any, year: Any = None) -> date | None:
+    """A date from an ISO date/datetime or a year (a year alone counts as its 1 July)."""
+    for value in (published, year):
+        if value is None or value == "":
+            continue
+        text = str(value).strip()
+        try:
+            return date.fromisoformat(text[:10])
+        except ValueError:
+            pass
+        match = re.match(r"^(\d{4})(?:-(\d{2}))?", text)
+        if match and 1000 <= int(match.group(1)) <= 9999:
+            month = int(match.group(2)) if match.group(2) and 1 <= int(match.group(2)) <= 12 else 7
+            return date(int(match.group(1)), month, 1)
+    return None
+
+
+def canonical_key(url: str, doi: str | None) -> str:
+    from research_engine.urls import canonical_key as url_key
+
+    if doi:
+        from research_engine.urls import extract_doi
+
+        found = extract_doi(doi)
+        if found:
+            return f"doi:{found.lower()}"
+    return url_key(url)
+
+
+def domain_of(url: str) -> str:
+    from research_engine.urls import registrable_domain
+
+    return registrable_domain(url)
+
+
+def load_candidates(payload: Any) -> list[dict[str, Any]]:
+    """Candidates from FILE.json: a list, {"candidates": [...]}, or a `--json` envelope holding one."""
+    from research_engine.errors import CheckFailed
+    from research_engine.schemas import validate
+
+    if (
+        isinstance(payload, dict)
+        and isinstance(payload.get("data"), dict)
+        and "candidates" in payload["data"]
+    ):
+        payload = payload["data"]["candidates"]
+    elif isinstance(payload, dict) and "candidates" in payload:
+        payload = payload["candidates"]
+    problems = validate(payload, "candidates")
+    if problems:
+        raise CheckFailed(
+            f"the candidates file does not match candidates.schema.json ({len(problems)} problem(s))",
+            code="bad-candidates",
+            problems=problems,
+        )
+    return [dict(c) for c in payload]
+
+
+# ---------------------------------------------------------------------------- the log (I/O at the edge)
+
+
+def load(run: Run, sq: str) -> dict[str, Any] | None:
+    from research_engine.artifacts import read_markdown
+
+    path = run.path("selection", sq=sq)
+    if not path.is_file():
+        return None
+    meta, _ = read_markdown(path)
+    return meta
+
+
+def chosen(run: Run, sq: str) -> list[dict[str, Any]]:
+    """The candidates chosen in the latest round for `sq` (what to fetch next)."""
+    meta = load(run, sq)
+    if not meta or not meta.get("rounds"):
+        return []
+    return [c for c in meta["rounds"][-1]["candidates"] if c["verdict"] == "chosen"]
+
+
+def _run_usage(run: Run, sq: str) -> tuple[dict[str, dict[str, set[str]]], dict[str, str]]:
+    """(domain -> {work: its keys} the run already uses, key -> SRC ref retrieved for this sq).
+
+    A work is a retrieved source or a candidate chosen in any earlier round.
+    """
+    from research_engine import runrecord
+
+    uses: dict[str, dict[str, set[str]]] = {}
+    retrieved: dict[str, str] = {}
+    for src in runrecord.read(run).get("sources", []):
+        url = src.get("url") or ""
+        if not url:
+            continue
+        keys = {canonical_key(url, None), src.get("canonical_key") or canonical_key(url, None)}
+        uses.setdefault(domain_of(url), {})[str(src.get("id") or url)] = keys
+        if str(src.get("id", "")).startswith(f"{sq}/"):
+            retrieved.update({key: src["id"] for key in keys})
+    for path in sorted(run.root.joinpath("select").glob("SQ-*.selection.md")):
+        meta = load(run, path.name.split(".")[0]) or {}
+        for rnd in meta.get("rounds", []):
+            for cand in rnd.get("candidates", []):
+                if cand.get("verdict") == "chosen":
+                    works = uses.setdefault(cand["domain"], {})
+                    if not any(cand["canonical_key"] in keys for keys in works.values()):
+                        works[cand["canonical_key"]] = {cand["canonical_key"]}  # chosen, not yet retrieved
+    return uses, retrieved
+
+
+def _avoided(domain: str, url: str, avoid: list[str]) -> str | None:
+    for entry in avoid or []:
+        entry_l = str(entry).strip().lower()
+        if not entry_l:
+            continue
+        bare = re.sub(r"^https?://", "", entry_l).removeprefix("www.").rstrip("/")
+        if domain == bare or domain.endswith("." + bare) or url.lower().startswith(entry_l):
+            return str(entry)
+    return None
+
+
+def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of: date | None = None) -> dict:
+    """Score, dedup and choose among `candidates` for `sq`; append the round to the log and return it."""
+    from research_engine import brief, decompose
+    from research_engine.artifacts import write_markdown
+
+    question = decompose.get(run, sq)
+    fields = brief.load_locked(run.root)
+    recency = str(fields.get("recency") or "5y")
+    recency_days(recency)
+    budget = int(brief.budget_of(fields).get("sources_per_sub_question") or DEFAULT_BUDGET)
+    ctx = Context(
+        claim_type=question["claim_type"],
+        recency=recency,
+        as_of=as_of or date.today(),
+        reproducibility=str(fields.get("reproducibility") or "reproducible"),
+    )
+    if not candidates:
+        raise BadInput("the candidates file lists no candidates", code="no-candidates", field="candidates")
+
+    with run.lock():
+        uses, retrieved = _run_usage(run, sq)
+        items: list[dict[str, Any]] = []
+        scores: list[Scores] = []
+        for cand in candidates:
+            url = str(cand["url"])
+            key = canonical_key(url, cand.get("doi"))
+            domain = domain_of(url)
+            published = parse_published(cand.get("published"), cand.get("year"))
+            scheme = url.split(":", 1)[0].lower() if ":" in url else "other"
+            used = sum(1 for keys in uses.get(domain, {}).values() if key not in keys)
+            facts = Facts(
+                kind=cand.get("kind") or "web",
+                source_type=cand.get("source_type"),
+                has_doi=bool(cand.get("doi")) or key.startswith("doi:"),
+                scheme=scheme,
+                access_tier=cand.get("access_tier"),
+                published=published,
+                domain_uses=used,
+            )
+            items.append(
+                {
+                    "key": key,
+                    "domain": domain,
+                    "rank": cand.get("rank"),
+                    "verdict_hint": cand.get("verdict_hint"),
+                    "reason": cand.get("reason"),
+                    "avoided": _avoided(domain, url, fields.get("avoid_sources") or []),
+                    "retrieved_as": retrieved.get(key),
+                }
+            )
+            scores.append(score(facts, ctx))
+        decisions = decide(items, scores, budget=budget)
+
+        records = []
+        for n, (cand, item, dec) in enumerate(zip(candidates, items, decisions, strict=True), 1):
+            published = parse_published(cand.get("published"), cand.get("year"))
+            records.append(
+                {
+                    "n": n,
+                    "title": cand.get("title") or None,
+                    "url": cand["url"],
+                    "canonical_key": item["key"],
+                    "domain": item["domain"],
+                    "kind": cand.get("kind") or "web",
+                    "backend": cand.get("backend"),
+                    "rank": cand.get("rank"),
+                    "source_type": cand.get("source_type"),
+                    "access_tier": cand.get("access_tier"),
+                    "doi": cand.get("doi"),
+                    "published": published.isoformat() if published else None,
+                    "snippet": cand.get("snippet") or None,
+                    "reason": cand.get("reason"),
+                    "verdict_hint": cand.get("verdict_hint"),
+                    "scores": dec.scores.to_dict(),
+                    "basis": dict(dec.scores.basis),
+                    "verdict": dec.verdict,
+                    "why": dec.why,
+                }
+            )
+        meta = load(run, sq) or {"schema_version": SCHEMA_VERSION, "sub_question": sq, "rounds": []}
+        meta["claim_type"] = question["claim_type"]
+        round_ = {
+            "round": len(meta["rounds"]) + 1,
+            "cycle": decompose.current_cycle(run),
+            "logged_at": iso(),
+            "as_of": ctx.as_of.isoformat(),
+            "recency": recency,
+            "reproducibility": ctx.reproducibility,
+            "budget": budget,
+            "domain_cap": DOMAIN_CAP,
+            "min_total": MIN_TOTAL,
+            "weights": dict(WEIGHTS),
+            "candidates": records,
+            "chosen": [r["n"] for r in records if r["verdict"] == "chosen"],
+        }
+        meta["rounds"].append(round_)
+        write_markdown(run.path("selection", sq=sq), meta, render(meta, question), schema=SCHEMA)
+    return round_
+
+
+def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
+    lines = [f"# Selection for {meta['sub_question']} ({meta['claim_type']})", "", question["text"], ""]
+    for rnd in meta["rounds"]:
+        lines += [
+            f"## Round {rnd['round']} (cycle {rnd['cycle']}, {rnd['logged_at']})",
+            "",
+            f"Budget {rnd['budget']}, domain cap {rnd['domain_cap']}, recency {rnd['recency']}, "
+            f"{rnd['reproducibility']}. Chosen: {len(rnd['chosen'])} of {len(rnd['candidates'])}.",
+            "",
+            "| # | verdict | total | fit | verif. | access | fresh | primary | divers. | source |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in rnd["candidates"]:
+            s = c["scores"]
+            label = (c["title"] or c["url"]).replace("|", "/")[:70]
+            lines.append(
+                f"| {c['n']} | {c['verdict']} | {s['total']:.2f} | {s['fit']:.2f} | "
+                f"{s['verifiability']:.2f} | {s['access']:.2f} | {s['freshness']:.2f} | "
+                f"{s['primary']:.2f} | {s['diversity']:.2f} | [{label}]({c['url']}) |"
+            )
+        lines += ["", "Why:", ""]
+        for c in rnd["candidates"]:
+            agent = f" Agent: {c['reason']}" if c.get("reason") else ""
+            lines.append(f"- {c['n']}. **{c['verdict']}**: {c['why']}.{agent}")
+        lines.append("")
+    lines.append("Written by `research-engine select log`; do not edit by hand.")
+    return "\n".join(lines)
+
+
+def check_selections(run: Run, report: Any) -> None:
+    """validate: each selection log conforms, names its own sub-question, and that sub-question exists."""
+    from research_engine import decompose
+    from research_engine.artifacts import read_markdown
+    from research_engine.schemas import validate
+
+    known = None
+    for path in sorted(run.root.joinpath("select").glob("*.selection.md")):
+        report.checked_files += 1
+        try:
+            meta, _ = read_markdown(path)
+        except BadInput as exc:
+            report.add(path, exc.message, "malformed-artifact")
+            continue
+        problems = validate(meta, SCHEMA)
+        report.extend(problems, path)
+        if problems:
+            continue
+        sq = meta["sub_question"]
+        if path.name != f"{sq}.selection.md":
+            report.add(path, f"the log names {sq} but the file is {path.name}", "cross-reference")
+        if known is None:
+            try:
+                known = {q["id"] for q in decompose.load(run)}
+            except BadInput:
+                known = set()
+        if sq not in known:
+            report.add(
+                path, f"selection for {sq}, which is not a sub-question of this run", "cross-reference"
+            )
+        for rnd in meta["rounds"]:
+            marked = [c["n"] for c in rnd["candidates"] if c["verdict"] == "chosen"]
+            if sorted(rnd["chosen"]) != sorted(marked):
+                report.add(
+                    path,
+                    f"round {rnd['round']}: chosen list {rnd['chosen']} disagrees with the verdicts {marked}",
+                    "cross-reference",
+                )
+            if len(marked) > rnd["budget"]:
+                report.add(
+                    path,
+                    f"round {rnd['round']}: {len(marked)} chosen over a budget of {rnd['budget']}",
+                    "over-budget",
+                )

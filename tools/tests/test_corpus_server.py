@@ -1,0 +1,116 @@
+"""The local corpus server: static pages plus a SearXNG-compatible BM25 search endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from research_engine.corpus import Corpus, CorpusServer, tokenize
+from research_engine.errors import BadInput
+
+PAGES = {
+    "library/threading.html": (
+        "threading — Thread-based parallelism",
+        "<p>CPython implementation detail: due to the Global Interpreter Lock, only one thread can execute "
+        "Python code at once. Threads are still useful for I/O-bound tasks.</p>",
+    ),
+    "library/multiprocessing.html": (
+        "multiprocessing — Process-based parallelism",
+        "<p>The multiprocessing package side-steps the Global Interpreter Lock by using subprocesses "
+        "instead of threads, leveraging multiple processors.</p>",
+    ),
+    "library/asyncio.html": (
+        "asyncio — Asynchronous I/O",
+        "<p>asyncio is a library to write concurrent code using the async/await syntax.</p>",
+    ),
+}
+
+
+def write_corpus(root):
+    for rel, (title, body) in PAGES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"<html><head><title>{title}</title></head><body><nav>menu threads</nav>"
+            f"<div role='main'><h1>{title}</h1>{body}</div></body></html>",
+            encoding="utf-8",
+        )
+    (root / "_sources").mkdir()
+    (root / "_sources" / "skip.html").write_text("<title>x</title><p>threads threads</p>")
+    return root
+
+
+@pytest.fixture
+def corpus_server(tmp_path):
+    with CorpusServer(write_corpus(tmp_path / "corpus")) as server:
+        yield server
+
+
+def test_search_answers_in_searxng_shape(corpus_server, shared):
+    reference = json.loads(shared("fixtures", "apis", "searxng", "search_python_page1.json").read_text())
+    got = httpx.get(f"{corpus_server.url}/search", params={"q": "global interpreter lock", "format": "json"}).json()
+    assert set(reference) <= set(got)
+    assert set(reference["results"][0]) <= set(got["results"][0])
+    assert got["query"] == "global interpreter lock"
+    assert got["unresponsive_engines"] == []
+
+
+def test_search_ranks_pages_by_bm25_relevance(corpus_server):
+    got = httpx.get(f"{corpus_server.url}/search", params={"q": "subprocesses processors", "format": "json"}).json()
+    urls = [r["url"] for r in got["results"]]
+    assert urls == [f"{corpus_server.url}/library/multiprocessing.html"]
+    assert got["results"][0]["positions"] == [1]
+    assert "subprocesses" in got["results"][0]["content"]
+
+
+def test_search_skips_build_internals_and_navigation(corpus_server):
+    got = httpx.get(f"{corpus_server.url}/search", params={"q": "menu", "format": "json"}).json()
+    assert got["results"] == []
+    got = httpx.get(f"{corpus_server.url}/search", params={"q": "threads", "format": "json"}).json()
+    assert all("_sources" not in r["url"] for r in got["results"])
+
+
+def test_search_results_are_deterministic(corpus_server):
+    params = {"q": "threads lock", "format": "json"}
+    first = httpx.get(f"{corpus_server.url}/search", params=params).content
+    assert httpx.get(f"{corpus_server.url}/search", params=params).content == first
+
+
+def test_search_refuses_non_json_and_empty_queries(corpus_server):
+    assert httpx.get(f"{corpus_server.url}/search", params={"q": "x"}).status_code == 403
+    assert httpx.get(f"{corpus_server.url}/search", params={"q": " ", "format": "json"}).status_code == 400
+    assert httpx.get(f"{corpus_server.url}/search",
+                     params={"q": "x", "format": "json", "pageno": "0"}).status_code == 400
+
+
+def test_pages_are_served_with_etag_and_revalidation(corpus_server):
+    response = httpx.get(f"{corpus_server.url}/library/asyncio.html")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert b"async/await" in response.content
+    again = httpx.get(f"{corpus_server.url}/library/asyncio.html",
+                      headers={"If-None-Match": response.headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_paths_outside_the_corpus_are_not_served(corpus_server):
+    assert httpx.get(f"{corpus_server.url}/../../etc/passwd").status_code == 404
+    assert httpx.get(f"{corpus_server.url}/%2e%2e/%2e%2e/etc/passwd").status_code == 404
+    assert httpx.get(f"{corpus_server.url}/nothing.html").status_code == 404
+
+
+def test_robots_txt_allows_everything(corpus_server):
+    assert "Allow: /" in httpx.get(f"{corpus_server.url}/robots.txt").text
+
+
+def test_a_directory_without_pages_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="no HTML pages"):
+        Corpus(tmp_path)
+    with pytest.raises(BadInput, match="does not exist"):
+        Corpus(tmp_path / "absent")
+
+
+def test_tokenize_drops_function_words_and_keeps_identifiers():
+    assert tokenize("The GIL and asyncio.run_until_complete") == ["gil", "asyncio", "run_until_complete"]

@@ -1,0 +1,170 @@
+"""The headless engine end to end, against a local mini-web served on 127.0.0.1 by the corpus server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from engine_web import BRIEF, GIL_SENTENCE, write_mini_web
+
+from research_engine import claims, controller, report, runrecord, trace, validate
+from research_engine.corpus import CorpusServer
+from research_engine.engine import loop
+from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.models import ScriptedModel
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def mini_web_dir(tmp_path_factory):
+    return write_mini_web(tmp_path_factory.mktemp("mini-web"))
+
+
+@pytest.fixture
+def mini_web(tmp_path, monkeypatch):
+    """A fresh copy of the mini-web (tests may change pages), served with search; SEARXNG_URL points at it."""
+    root = write_mini_web(tmp_path / "web")
+    with CorpusServer(root) as server:
+        monkeypatch.setenv("SEARXNG_URL", server.url)
+        server.root = root
+        yield server
+
+
+def brief_at(tmp_path: Path, **fields) -> Path:
+    path = tmp_path / "brief.yaml"
+    path.write_text(yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs"), **fields}), encoding="utf-8")
+    return path
+
+
+def options(**kw) -> loop.EngineOptions:
+    return loop.EngineOptions(allow_private=True, **kw)
+
+
+def assert_valid(run_root: Path) -> None:
+    run = trace.open_run(run_root)
+    checked = validate.validate_run(run) if hasattr(validate, "validate_run") else None
+    if checked is not None:
+        problems = getattr(checked, "problems", checked)
+        assert not problems, [getattr(p, "message", p) for p in problems]
+    result = report.check(run, run.path("result"))
+    assert result.ok, [p.message for p in result.problems]
+
+
+def test_extractive_run_completes_offline_and_passes_validate_and_report_check(mini_web, tmp_path, cli):
+    outcome = loop.run(brief_at(tmp_path), options())
+    assert outcome.status == "complete"
+    assert outcome.result == "synthesis/result.md"
+    assert outcome.figures["sources"] >= 4
+    assert outcome.figures["supported"] >= 4
+    code, out, _, _ = cli("validate", str(outcome.run_root))
+    assert code == 0, out
+    code, out, _, _ = cli("report", "check", "--run", str(outcome.run_root), str(outcome.run_root / "synthesis/result.md"))
+    assert code == 0, out
+    record = runrecord.read(trace.open_run(outcome.run_root))
+    assert record["status"] == "complete" and record["model"]["name"] == "extractive"
+    assert record["budgets"]["spent"]["provider_calls"] > 0
+
+
+def test_every_stage_writes_the_same_trace_tree_the_commands_write(mini_web, tmp_path):
+    outcome = loop.run(brief_at(tmp_path), options())
+    root = outcome.run_root
+    for rel in ("brief.md", "run.json", "decompose/sub-questions.md", "select/SQ-01.selection.md",
+                "select/SQ-01.candidates.json", "retrieve/SQ-01/SRC-01.md", "consolidate/synthesis.draft.md",
+                "verify/contestation.md", "controller/loop-log.md", "synthesis/result.md", ".state/engine.json"):
+        assert (root / rel).is_file(), rel
+    candidates = json.loads((root / "select/SQ-01.candidates.json").read_text())
+    angles = {q["info"]["engine"]["angle"] for q in candidates["queries"]}
+    assert len(angles) >= 2  # multi-angle gather
+
+
+def test_planted_refusal_is_re_researched_and_regrounded(mini_web, tmp_path):
+    extractive = ExtractiveModel()
+    planted: dict[str, str] = {}
+
+    def consolidate(brief, sq, sources):
+        drafts = extractive.consolidate(brief, sq, sources)
+        if not planted:
+            for draft in drafts:
+                if draft.text == GIL_SENTENCE:
+                    # The page changes after retrieval: the verifier's fresh copy no longer holds the quote.
+                    url = _url_of(sources, draft.evidence[0][0])
+                    page = mini_web.root / url.split("/", 3)[3]
+                    page.write_text(page.read_text().replace(GIL_SENTENCE, "Threads are covered elsewhere."))
+                    planted["claim_text"], planted["page"] = draft.text, url
+                    break
+        return drafts
+
+    model = ScriptedModel({"consolidate": consolidate}, fallback=extractive)
+    outcome = loop.run(brief_at(tmp_path), options(), model=model)
+    assert planted, "the mini-web never offered the GIL sentence from threading.html"
+    run = trace.open_run(outcome.run_root)
+    log = controller.load_loop_log(run)["cycles"]
+    assert log[0]["decision"]["action"] == "re-research"
+    refused = log[0]["decision"]["targets"]
+    ledger = {c["id"]: c for c in claims.load(run)["claims"]}
+    assert any(ledger[c]["status"] == "retired" for c in refused if c in ledger)
+    regrounded = [c for c in claims.active_claims(run) if c["text"] == planted["claim_text"]]
+    assert regrounded, "the refused claim was not re-grounded in cycle 2"
+    latest = controller.latest_verdicts(run)
+    assert latest[regrounded[0]["id"]]["verdict"] == "supported"
+    assert (run.root / "verify/contestation.cycle-01.md").is_file()
+    record = runrecord.read(run)
+    assert record["refused_ever"] is True
+    assert outcome.status == "complete"
+    assert_valid(run.root)
+
+
+def _url_of(sources, ref):
+    return next(s.url for s in sources if s.ref == ref)
+
+
+def test_token_budget_stops_cleanly_with_a_partial_labelled_result(mini_web, tmp_path, cli):
+    model = ScriptedModel({"consolidate": lambda brief, sq, sources: ExtractiveModel().consolidate(brief, sq, sources)},
+                          tokens_per_call=(1500, 500))
+    outcome = loop.run(brief_at(tmp_path, budget={"model_tokens": 3000}), options(), model=model)
+    assert outcome.partial is True
+    assert outcome.stop_reason == "budget:model_tokens"
+    run = trace.open_run(outcome.run_root)
+    record = runrecord.read(run)
+    assert record["stop_reason"] == "budget:model_tokens" and record["partial"] is True
+    assert record["budgets"]["spent"]["model_tokens"] >= 3000
+    result = run.path("result").read_text()
+    assert "PARTIAL result" in result
+    code, out, _, _ = cli("validate", str(run.root))
+    assert code == 0, out
+
+
+def test_budget_spent_exits_7_from_the_cli(mini_web, tmp_path, cli):
+    code, out, _, env = cli("run", str(brief_at(tmp_path, budget={"provider_calls": 3})), "--allow-private", "--json")
+    assert code == 7
+    assert env["data"]["stop_reason"] == "budget:provider_calls"
+    assert env["data"]["partial"] is True
+
+
+def test_dry_run_prints_queries_and_selected_urls_without_model_calls(mini_web, tmp_path, cli):
+    code, out, _, env = cli("run", str(brief_at(tmp_path)), "--allow-private", "--dry-run", "--json")
+    assert code == 0, out
+    planned = env["data"]["planned"]
+    assert planned and all(p["queries"] for p in planned.values())
+    assert any(p["selected"] for p in planned.values())
+    root = Path(env["data"]["run_root"])
+    assert not list((root / "retrieve").glob("SQ-*/SRC-*.md"))
+    assert not (root / "consolidate/synthesis.draft.md").exists()
+
+
+def test_without_a_search_backend_the_run_is_not_configured(tmp_path, cli):
+    code, _, err, env = cli("run", str(brief_at(tmp_path)), "--json")
+    assert code == 5
+    assert env["errors"][0]["code"] == "search-not-configured"
+
+
+def test_a_failing_source_never_sinks_the_run(mini_web, tmp_path):
+    (mini_web.root / "library/asyncio.html").unlink()  # search still lists it; fetching it now gives 404
+    mini_web.corpus.index.pages = [p for p in mini_web.corpus.index.pages]  # index keeps the stale entry
+    outcome = loop.run(brief_at(tmp_path), options())
+    assert outcome.result == "synthesis/result.md"
+    record = runrecord.read(trace.open_run(outcome.run_root))
+    assert any(e["kind"] == "fetch-failed" for e in record["events"])
