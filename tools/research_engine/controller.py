@@ -327,6 +327,7 @@ def control(run: Run) -> dict[str, Any]:
                 code="no-sub-questions",
             )
         cycle = 1 + len(log["cycles"])
+        _require_closed_verification(run, cycle)
         signals = read_signals(run)
         governor = governor_position(record, cycle)
         decision = decide(signals, cycle, governor["ceiling"], governor["budgets"])
@@ -368,6 +369,18 @@ def control(run: Run) -> dict[str, Any]:
         "signals": block["signals"],
         "governor": governor,
     }
+
+
+def _require_closed_verification(run: Run, cycle: int) -> None:
+    """Verdicts recorded this cycle but not closed would be invisible to the signals: refuse instead."""
+    from research_engine.verify import load_worksheet
+
+    sheet = load_worksheet(run)
+    if sheet and sheet["cycle"] == cycle and sheet["challenges"] and not sheet.get("closed_at"):
+        raise CheckFailed(
+            f"cycle {cycle} has verdicts that were never closed: run `research-engine verify close` first",
+            code="verification-not-closed",
+        )
 
 
 def _note_cycle(run: Run, block: dict[str, Any]) -> None:

@@ -15,8 +15,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS_DIR = ROOT / ".claude" / "skills"
 AGENTS_DIR = ROOT / ".claude" / "agents"
-LEAVES = ("research-decompose", "research-select", "research-retrieve", "research-consolidate",
-          "research-verify", "research-control", "research-synthesize")
+LEAVES = (
+    "research-decompose",
+    "research-select",
+    "research-retrieve",
+    "research-consolidate",
+    "research-verify",
+    "research-control",
+    "research-synthesize",
+)
 PLACEHOLDER_RE = re.compile(r"<[A-Z][A-Z0-9_-]*>")
 BASH_BLOCK_RE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
 INLINE_CODE_RE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -57,7 +64,11 @@ def block_commands(block: str) -> list[str]:
 def inline_commands(text: str) -> list[str]:
     """`research-engine ...` spans written inline in prose (outside fenced blocks)."""
     prose = FENCE_RE.sub("", text)
-    return [c.strip() for c in INLINE_CODE_RE.findall(prose) if c.strip().startswith("research-engine ") and "..." not in c]
+    return [
+        c.strip()
+        for c in INLINE_CODE_RE.findall(prose)
+        if c.strip().startswith("research-engine ") and "..." not in c
+    ]
 
 
 def documented_commands(text: str) -> list[str]:
@@ -124,8 +135,10 @@ def check_command_line(line: str, root=None, *, mention: bool = False) -> Comman
             return CommandCheck(line, path, problems)
         sub = command.commands.get(name)
         if sub is None:
-            problems.append(f"names no command {name!r} under {' '.join(path) or 'research-engine'} "
-                            f"(has: {', '.join(sorted(command.commands))})")
+            problems.append(
+                f"names no command {name!r} under {' '.join(path) or 'research-engine'} "
+                f"(has: {', '.join(sorted(command.commands))})"
+            )
             return CommandCheck(line, path + [name], problems)
         path.append(name)
         command = sub
@@ -145,7 +158,9 @@ def check_command_line(line: str, root=None, *, mention: bool = False) -> Comman
             name, eq, _ = word.partition("=")
             option = options.get(name)
             if option is None:
-                problems.append(f"`{' '.join(path)}` has no option {name} (has: {', '.join(sorted(options))})")
+                problems.append(
+                    f"`{' '.join(path)}` has no option {name} (has: {', '.join(sorted(options))})"
+                )
             elif not (option.is_flag or option.count) and not eq:
                 if i + 1 >= len(words):
                     problems.append(f"option {name} of `{' '.join(path)}` needs a value")
@@ -154,7 +169,9 @@ def check_command_line(line: str, root=None, *, mention: bool = False) -> Comman
             positionals += 1
         i += 1
     if not unlimited and positionals > max_positionals:
-        problems.append(f"`{' '.join(path)}` takes {max_positionals} argument(s), the line gives {positionals}")
+        problems.append(
+            f"`{' '.join(path)}` takes {max_positionals} argument(s), the line gives {positionals}"
+        )
     required = [a for a in arguments if a.required]
     if positionals < len(required) and not mention:
         problems.append(f"`{' '.join(path)}` needs {len(required)} argument(s), the line gives {positionals}")
@@ -195,8 +212,20 @@ def normalise_run_path(mention: str) -> str:
     return path.replace("*", "SQ-01")  # a glob in the docs stands for a per-sub-question file
 
 
-RUN_TOP = ("brief.md", "run.json", "decompose/", "select/", "retrieve/", "snapshots/", "consolidate/",
-           "verify/", "controller/", "synthesis/", "work/", "<RUN>/")
+RUN_TOP = (
+    "brief.md",
+    "run.json",
+    "decompose/",
+    "select/",
+    "retrieve/",
+    "snapshots/",
+    "consolidate/",
+    "verify/",
+    "controller/",
+    "synthesis/",
+    "work/",
+    "<RUN>/",
+)
 REPO_TOP = (".claude/", ".claude-plugin/", "docs/", "schema/", "tools/", "examples/", "bench/", ".ci/")
 
 
@@ -207,8 +236,13 @@ def classify_mention(token: str) -> str | None:
         return None
     if token.startswith(RUN_TOP):
         return "run"
-    if token.startswith(REPO_TOP) or token in ("AGENTS.md", "CLAUDE.md", "README.md", "repo-manifest.json",
-                                               "pyproject.toml"):
+    if token.startswith(REPO_TOP) or token in (
+        "AGENTS.md",
+        "CLAUDE.md",
+        "README.md",
+        "repo-manifest.json",
+        "pyproject.toml",
+    ):
         return "repo"
     return None
 

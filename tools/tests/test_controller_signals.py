@@ -125,3 +125,17 @@ def test_validate_flags_a_loop_log_naming_a_refusal_no_contestation_holds(run, h
     controller._write_loop_log(run, log)
     problems = [p.message for p in validate_run(run).problems]
     assert any("names CLM-01 as refused" in m for m in problems), problems
+
+
+def test_control_refuses_while_recorded_verdicts_are_not_closed(run, httpserver):
+    from research_engine import verify
+
+    sq1, _ = _two_questions(run)
+    clm = grounded_claim(run, httpserver, sq1, "/solar", FACT_A)
+    verify.prepare(run)
+    verify.record(run, clm, "supported", "quote matches")
+    with pytest.raises(CheckFailed) as exc:
+        controller.control(run)
+    assert exc.value.code == "verification-not-closed"
+    verify.close(run)
+    assert controller.control(run)["cycle"] == 1

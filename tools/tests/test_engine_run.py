@@ -121,18 +121,44 @@ def _url_of(sources, ref):
     return next(s.url for s in sources if s.ref == ref)
 
 
+def planting_consolidate(mini_web, planted):
+    """The extractive consolidate, plus a page that changes after retrieval (its claim will be refused)."""
+    extractive = ExtractiveModel()
+
+    def consolidate(brief, sq, sources):
+        drafts = extractive.consolidate(brief, sq, sources)
+        if not planted:
+            for draft in drafts:
+                if draft.text == GIL_SENTENCE:
+                    url = _url_of(sources, draft.evidence[0][0])
+                    page = mini_web.root / url.split("/", 3)[3]
+                    page.write_text(page.read_text().replace(GIL_SENTENCE, "Threads are covered elsewhere."))
+                    planted["claim_text"], planted["page"] = draft.text, url
+                    break
+        return drafts
+
+    return consolidate
+
+
 def test_token_budget_stops_cleanly_with_a_partial_labelled_result(mini_web, tmp_path, cli):
-    model = ScriptedModel({"consolidate": lambda brief, sq, sources: ExtractiveModel().consolidate(brief, sq, sources)},
-                          tokens_per_call=(1500, 500))
-    outcome = loop.run(brief_at(tmp_path, budget={"model_tokens": 3000}), options(), model=model)
+    planted: dict[str, str] = {}
+    critic = ExtractiveModel().critic
+    # 4 consolidate calls and the critic spend 5 x 1000 tokens; the budget is gone after cycle 1's critic,
+    # while the planted refusal keeps the criterion from being met: the governor stops the run.
+    model = ScriptedModel({"consolidate": planting_consolidate(mini_web, planted), "critic": critic},
+                          tokens_per_call=(800, 200))
+    outcome = loop.run(brief_at(tmp_path, budget={"model_tokens": 4500}), options(), model=model)
+    assert planted
     assert outcome.partial is True
     assert outcome.stop_reason == "budget:model_tokens"
     run = trace.open_run(outcome.run_root)
     record = runrecord.read(run)
     assert record["stop_reason"] == "budget:model_tokens" and record["partial"] is True
-    assert record["budgets"]["spent"]["model_tokens"] >= 3000
+    assert record["budgets"]["spent"]["model_tokens"] >= 4500
+    assert controller.load_loop_log(run)["cycles"][-1]["decision"]["stop_reason"] == "budget:model_tokens"
     result = run.path("result").read_text()
     assert "PARTIAL result" in result
+    assert report.check(run, run.path("result")).ok
     code, out, _, _ = cli("validate", str(run.root))
     assert code == 0, out
 
@@ -162,8 +188,7 @@ def test_without_a_search_backend_the_run_is_not_configured(tmp_path, cli):
 
 
 def test_a_failing_source_never_sinks_the_run(mini_web, tmp_path):
-    (mini_web.root / "library/asyncio.html").unlink()  # search still lists it; fetching it now gives 404
-    mini_web.corpus.index.pages = [p for p in mini_web.corpus.index.pages]  # index keeps the stale entry
+    (mini_web.root / "faq/library.html").unlink()  # the index still lists it; fetching it now gives 404
     outcome = loop.run(brief_at(tmp_path), options())
     assert outcome.result == "synthesis/result.md"
     record = runrecord.read(trace.open_run(outcome.run_root))

@@ -326,7 +326,9 @@ def _brief_for_lock(path: Path, scratch: Path) -> Path:
     if "locked" not in meta:
         return path
     source_name = str((meta.get("locked") or {}).get("source_file") or "brief.yaml")
-    fields = {k: v for k, v in meta.items() if k != "locked"}
+    # Fields the lock filled in by default are left out again, so the new lock defaults them the same way.
+    defaulted = set((meta.get("locked") or {}).get("defaults") or [])
+    fields = {k: v for k, v in meta.items() if k != "locked" and k not in defaulted}
     scratch.mkdir(parents=True, exist_ok=True)
     target = scratch / (Path(source_name).stem + ".yaml")
     target.write_text(yaml.safe_dump(fields, sort_keys=False, allow_unicode=True), encoding="utf-8")
@@ -1084,14 +1086,15 @@ class Engine:
             )
         return sections
 
-    def _synthesize(self, *, partial: bool, why: str | None = None) -> dict[str, Any]:
+    def _synthesize(self, *, partial: bool, why: str | None = None, spend_nothing: bool = False,
+                    finish: bool = True) -> dict[str, Any]:
         from research_engine import report
         from research_engine.engine.extractive import ExtractiveModel
 
         self.progress.stage("synthesize")
         sections = self._sections()
-        # A partial result spends nothing more: the extractive writer needs no provider and no tokens.
-        writer = ExtractiveModel() if partial else self.model
+        # After a budget stop nothing more is spent: the extractive writer needs no provider and no tokens.
+        writer = ExtractiveModel() if (partial or spend_nothing) else self.model
         text = writer.write(self.brief, sections)
         if partial:
             text = _label_partial(text, why or "a budget was spent")
@@ -1099,54 +1102,73 @@ class Engine:
         atomic_write_text(draft, text)
         checked = report.check(self.run, draft)
         fallback = False
-        if not checked.ok and not partial:
-            # The model's deliverable failed `report check`: keep it for the record, write the extractive one.
+        if not checked.ok and writer is self.model and not isinstance(self.raw_model, ExtractiveModel):
+            # The model's deliverable failed `report check`: note why and write the extractive one.
             self._event("deliverable-rejected", problems=[p.message for p in checked.problems])
             self.progress.note("deliverable-rejected", problems=len(checked.problems))
-            atomic_write_text(self.run.path("result_draft"), text)
             text = ExtractiveModel().write(self.brief, sections)
             atomic_write_text(draft, text)
             fallback = True
+        if not finish:
+            checked = report.check(self.run, draft)
+            if not checked.ok:
+                raise CheckFailed("the partial draft does not pass `report check`", code="report-check-failed",
+                                  problems=checked.problems)
+            return {"result": None, "fallback_writer": fallback, "partial": partial}
         finished = report.finish(self.run, draft)
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
 
     def _stop_for_budget(self, spent: BudgetSpent) -> None:
+        """A budget is gone: let the governor record the stop, then write what can honestly be said."""
         from research_engine import controller, decompose, runrecord
 
         name = (spent.data or {}).get("budget") or spent.code.removeprefix("budget:")
         self.progress.note("budget-spent", budget=name, detail=spent.message)
         self._save_spend()
-        stop_reason = f"budget:{name}"
         log = controller.load_loop_log(self.run)
         stopped = bool(log["cycles"]) and log["cycles"][-1]["decision"]["action"] == "stop"
         if not stopped and decompose.load(self.run):
-            # The spend is in run.json, so the governor stops the run and says why in the loop log.
+            # The spend is in run.json, so the governor stops the run and says why in the loop log
+            # (criterion first: a run whose criterion is met when the money runs out is complete).
             try:
                 controller.control(self.run)
             except CheckFailed:
                 pass
             log = controller.load_loop_log(self.run)
             stopped = bool(log["cycles"]) and log["cycles"][-1]["decision"]["action"] == "stop"
+        decided = log["cycles"][-1]["decision"]["stop_reason"] if stopped else None
+        stop_reason = decided or f"budget:{name}"
+        partial = not str(stop_reason).startswith("criterion")
 
         def change(rec: dict[str, Any]) -> None:
-            rec["partial"] = True
+            rec["partial"] = partial
             rec["status"] = "stopped"
-            rec["stop_reason"] = rec.get("stop_reason") or stop_reason
+            rec["stop_reason"] = stop_reason
             rec.setdefault("events", []).append(
                 {"at": iso(), "kind": "budget-spent", "budget": name, "detail": spent.message}
             )
 
         runrecord.update(self.run, change)
-        self.journal.data["partial"] = {"budget": name, "detail": spent.message}
+        self.journal.data["partial"] = {"budget": name, "detail": spent.message} if partial else None
         self.journal.save()
-        if stopped and not self.journal.done("synthesize"):
-            try:
-                result = self._synthesize(partial=True, why=spent.message)
-                self.journal.mark("synthesize", result)
-            except ResearchEngineError as exc:
-                self.progress.note("partial-result-failed", why=exc.message)
-                self._event("partial-result-failed", why=exc.message)
-            runrecord.update(self.run, lambda rec: rec.update(partial=True))
+        if self.journal.done("synthesize"):
+            return
+        try:
+            result = self._synthesize(partial=partial, why=spent.message, spend_nothing=True, finish=stopped)
+            self.journal.mark("synthesize", result)
+        except CheckFailed as exc:
+            # Nothing verified to cite (the budget went early): the labelled draft is the partial result.
+            self.progress.note("partial-result-unchecked", why=exc.message)
+            problems = [p.message for p in exc.all_problems()]
+
+            def note_draft(rec: dict[str, Any]) -> None:
+                rec["result"] = {"path": self.run.relative(self.run.path("result_draft")), "partial": True,
+                                 "passes_report_check": False, "problems": problems}
+
+            runrecord.update(self.run, note_draft)
+            self.journal.mark("synthesize", {"result": None, "partial": True, "problems": problems})
+        runrecord.update(self.run, lambda rec: rec.update(partial=partial, status="stopped" if partial
+                                                          else rec.get("status"), stop_reason=stop_reason))
 
     # -- dry run ---------------------------------------------------------------------------------------
 

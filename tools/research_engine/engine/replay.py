@@ -41,10 +41,10 @@ VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     ("run id stamp", re.compile(r"\b\d{8}-\d{6}-(?=[a-z0-9])"), "<stamp>-"),
     ("brief digest", re.compile(r"(brief_digest\"?:\s*\"?)sha256:[0-9a-f]{64}"), r"\1<digest>"),
-    ("output path", re.compile(r"^(output_path:\s*).*$", re.M), r"\1<output-path>"),
+    ("output path", re.compile(r"^(output_path:\s*|- \*\*output_path\*\*:\s*).*$", re.M), r"\1<output-path>"),
     (
         "elapsed figures",
-        re.compile(r"((?:elapsed_ms|elapsed_seconds|duration_ms|wall_clock_seconds)\"?:\s*)\d+(?:\.\d+)?"),
+        re.compile(r"((?:elapsed_ms|elapsed_seconds|duration_ms|wall_clock_seconds)\"?:?\s*)\d+(?:\.\d+)?"),
         r"\1<n>",
     ),
 )

@@ -25,6 +25,7 @@ import contextlib
 import email.utils
 import logging
 import os
+import re
 import random
 import threading
 import time
@@ -48,6 +49,14 @@ from research_engine.net.robots import MAX_ROBOTS_BYTES, RobotsPolicy
 from research_engine.trace import iso
 
 log = logging.getLogger("research_engine.net")
+
+ERROR_BODY_MAX = 64 * 1024  # enough for an API's {error, message}; error pages are not sources
+_SECRET_PARAM_RE = re.compile(r"(?i)\b(api_key|apikey|key|token|access_token|auth)=([^&\s]+)")
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with credential query values (api_key=..., token=...) replaced: logs never hold secrets."""
+    return _SECRET_PARAM_RE.sub(lambda m: f"{m.group(1)}=REDACTED", text)
 
 USER_AGENT = f"research-engine/{__version__} (+https://github.com/research-engine/research-engine)"
 MAX_REDIRECTS = 5
@@ -385,7 +394,7 @@ class HttpClient:
                 max_bytes=self.max_bytes,
             )
         except Exception as exc:  # a bug must not break a batch; it is logged with its traceback
-            log.exception("unexpected error fetching %s", requested)
+            log.exception("unexpected error fetching %s", redact_secrets(requested))
             return self._failure(requested, time.monotonic(), "network", f"internal error: {exc}")
 
     def post_json(
@@ -404,7 +413,7 @@ class HttpClient:
                 payload=payload,
             )
         except Exception as exc:
-            log.exception("unexpected error posting to %s", url)
+            log.exception("unexpected error posting to %s", redact_secrets(url))
             return self._failure(url, time.monotonic(), "network", f"internal error: {exc}")
 
     def get_many(self, urls: list[str], **kw: Any) -> list[FetchResult]:
@@ -453,8 +462,9 @@ class HttpClient:
             if (kind, key) in self._noted:
                 return
             self._noted.add((kind, key))
-            self.overrides.append({"kind": kind, **details})
-        log.warning("%s: %s", kind, ", ".join(f"{k}={v}" for k, v in details.items()))
+            self.overrides.append({"kind": kind, **{k: redact_secrets(str(v)) if isinstance(v, str) else v
+                                                    for k, v in details.items()}})
+        log.warning("%s: %s", kind, ", ".join(f"{k}={redact_secrets(str(v))}" for k, v in details.items()))
 
     def _failure(
         self,
@@ -469,6 +479,7 @@ class HttpClient:
         redirects: list[str] | None = None,
         retry_after: float | None = None,
         content_type: str | None = None,
+        body: bytes = b"",
     ) -> FetchResult:
         return FetchResult(
             ok=False,
@@ -480,8 +491,8 @@ class HttpClient:
             content_type=content_type or None,
             charset=None,
             headers=dict(headers or {}),
-            body=b"",
-            text=None,
+            body=body,
+            text=body.decode("utf-8", "replace") if body else None,
             sha256=None,
             retrieved_at=iso(),
             from_cache=False,
@@ -655,6 +666,7 @@ class HttpClient:
                     redirects=redirects,
                     retry_after=exchange.retry_after,
                     content_type=exchange.media,
+                    body=exchange.body if exchange.error == "http-status" else b"",
                 )
 
             body = exchange.body
@@ -748,7 +760,9 @@ class HttpClient:
                 wait = random.uniform(0.5, 1.0) * self.backoff_base * (2**attempt)
                 if time.monotonic() + wait > deadline:
                     return exchange
-            log.info("retrying %s after %s (attempt %d)", url, exchange.error or exchange.status, attempt + 1)
+            log.info(
+                "retrying %s after %s (attempt %d)", redact_secrets(url), exchange.error or exchange.status, attempt + 1
+            )
             if wait:
                 time.sleep(wait)
             attempt += 1
@@ -809,6 +823,8 @@ class HttpClient:
             out.transient = status in TRANSIENT_STATUSES
             if status in (429, 503):
                 out.retry_after = _retry_after(headers.get("retry-after"))
+            # Keep a small error body: APIs explain themselves there ({error, message}).
+            out.body = self._read_error_body(response, deadline)
             return out
         family = None if media in bodies.GENERIC_TYPES else bodies.declared_family(media)
         if accept and media not in bodies.GENERIC_TYPES and family not in accept:
@@ -876,6 +892,24 @@ class HttpClient:
         if not media and family:
             out.media = bodies.FAMILIES[family][0]
         return out
+
+    def _read_error_body(self, response: Any, deadline: float) -> bytes:
+        """At most ERROR_BODY_MAX decoded bytes of an error response; b"" if it cannot be read."""
+        try:
+            # The decoder's own cap is a bomb guard; we stop reading well before it.
+            decoder = bodies.Decoder(response.headers.get("content-encoding"), ERROR_BODY_MAX * 16)
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_raw():
+                chunks.append(decoder.feed(chunk))
+                size += len(chunks[-1])
+                if size >= ERROR_BODY_MAX or time.monotonic() > deadline:
+                    break
+            else:
+                chunks.append(decoder.flush())
+            return b"".join(chunks)[:ERROR_BODY_MAX]
+        except Exception:  # an unreadable error body must not hide the status itself
+            return b""
 
     def _robots_for(self, url: str, deadline: float) -> RobotsPolicy:
         origin = _origin(url)
