@@ -359,7 +359,7 @@ def control(run: Run) -> dict[str, Any]:
         }
         log["cycles"].append(block)
         _write_loop_log(run, log)
-        _note_cycle(run, block)
+        note_cycle(run, block)
     return {
         "action": decision.action,
         "targets": list(decision.targets),
@@ -383,7 +383,13 @@ def _require_closed_verification(run: Run, cycle: int) -> None:
         )
 
 
-def _note_cycle(run: Run, block: dict[str, Any]) -> None:
+def note_cycle(run: Run, block: dict[str, Any]) -> None:
+    """Copy one loop-log cycle block into run.json (cycles, cycles_detail, status, stop_reason).
+
+    `control` calls it right after writing the block; a driver that finds a block
+    in the loop log but not in run.json (a kill between the two writes) calls it to
+    catch up.
+    """
     from research_engine import runrecord
 
     decision = block["decision"]

@@ -47,6 +47,16 @@ SCAFFOLD_DIRS = (
 LOCK_NAME = ".lock"
 
 
+def _default_file_mode() -> int:
+    # mkstemp creates 0600 files; artifacts are meant to be read by people, so honour the umask instead.
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_FILE_MODE = _default_file_mode()
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
@@ -97,6 +107,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -53,3 +53,20 @@ def test_every_schema_file_is_valid_json_schema():
     assert schemas
     for path in schemas:
         Draft202012Validator.check_schema(json.loads(path.read_text()))
+
+
+def test_readme_main_job_names_the_committed_example_and_runs_offline(cli, tmp_path):
+    import shlex
+
+    command = readme_commands()[0].strip()
+    engine_part = command.split("&&")[-1].strip()
+    args = shlex.split(engine_part)[1:]
+    assert args[0] == "run" and "--replay" in args, "the main job is a replayed headless run"
+    for arg in args:
+        if arg.startswith("examples/"):
+            assert (ROOT / arg).exists(), arg
+    args = [str(ROOT / a) if a.startswith("examples/") else a for a in args]
+    args[args.index("--output-path") + 1] = str(tmp_path / "runs")
+    code, out, _, env = cli(*args, "--json")
+    assert code == 0, out
+    assert env["data"]["status"] == "complete"

@@ -155,3 +155,13 @@ def test_iso_is_utc_with_z():
     stamp = trace.iso(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     assert stamp == "2026-01-02T03:04:05Z"
     assert Path  # keep import used
+
+
+
+def test_atomic_write_honours_the_umask_not_mkstemp_0600(tmp_path):
+    mask = os.umask(0)
+    os.umask(mask)
+    target = tmp_path / "f.txt"
+    trace.atomic_write_text(target, "x")
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert target.stat().st_mode & 0o044, "people must be able to read artifacts"

@@ -1247,7 +1247,7 @@ class Engine:
         log = controller.load_loop_log(self.run)
         if len(log["cycles"]) > int(record.get("cycles") or 0):
             for block in log["cycles"][int(record.get("cycles") or 0) :]:
-                controller._note_cycle(self.run, block)  # the loop-log block was written, run.json was not
+                controller.note_cycle(self.run, block)  # the loop-log block was written, run.json was not
 
     def _outcome(self) -> Outcome:
         from research_engine import claims, controller, decompose, retrieve, runrecord
