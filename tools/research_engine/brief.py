@@ -268,6 +268,10 @@ def load_locked(run_root: Path) -> dict[str, Any]:
         raise BadInput(f"no locked brief at {path}", code="unknown-run") from exc
     except Exception as exc:  # yaml errors and friends: the file was edited by hand
         raise BadInput(f"locked brief {path} is unreadable: {exc}", code="malformed-brief") from exc
+    if not post.metadata.get("objective"):  # python-frontmatter reads a non-mapping front matter as {}
+        raise BadInput(
+            f"locked brief {path} has no front matter fields (no objective)", code="malformed-brief"
+        )
     return dict(post.metadata)
 
 

@@ -16,6 +16,9 @@ is what makes the shipped offline example possible). It never fetches anything,
 never writes into the directory and binds to loopback unless told otherwise.
 
 Why these choices:
+- Pages and queries are cut by `research_engine.terms` (version numbers whole, light suffix
+  folding), question words are stop words, and a title match adds a bonus field score: a query
+  such as "threads processes asyncio" must match "threading", "Process-based parallelism".
 - BM25 is our own ~40 lines (`Bm25Index`): the index also has to produce the
   snippet and be deterministic to the byte (ties broken by path), and rank-bm25
   would add a dependency for the scoring loop alone.
@@ -42,24 +45,94 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from research_engine.errors import BadInput
+from research_engine.terms import fold, words
 
 PAGE_SIZE = 10
 ENGINE_NAME = "corpus"
 SNIPPET_CHARS = 300
 HTML_SUFFIXES = (".html", ".htm")
 
-_WORD_RE = re.compile(r"[a-z0-9_]+")
-# Function words that carry no topic; kept short on purpose (technical words like
+# A query term in the page title adds TITLE_BONUS x its IDF (a second, one-occurrence field, BM25F-style):
+# body frequency saturates, so without it a page ABOUT threads ranks with any page that says "thread" often.
+TITLE_BONUS = 1.5
+# Function and question words that carry no topic; kept short on purpose (technical words like
 # "not", "no", "all" stay searchable).
 _STOPWORDS = frozenset(
-    "a an the of and or to in on for is are be was were by with as at it its this that these those from "
-    "into than then there their which who whom what when where how why can could should would may might "
-    "do does did has have had so if".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "to",
+        "in",
+        "on",
+        "for",
+        "is",
+        "are",
+        "be",
+        "was",
+        "were",
+        "by",
+        "with",
+        "as",
+        "at",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "from",
+        "into",
+        "than",
+        "then",
+        "there",
+        "their",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "how",
+        "why",
+        "can",
+        "could",
+        "should",
+        "would",
+        "may",
+        "might",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "so",
+        "if",
+        "will",
+        "shall",
+        "must",
+        "about",
+        "between",
+        "versus",
+        "vs",
+        "i",
+        "we",
+        "you",
+        "my",
+        "our",
+        "your",
+    ]
 )
 
 
 def tokenize(text: str) -> list[str]:
-    return [w for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS]
+    """Words of `text` as the index sees them: stop words dropped, suffixes folded (`terms.fold`),
+    version numbers ("3.11") and identifiers ("run_until_complete") kept whole."""
+    return [fold(w) for w in words(text) if w not in _STOPWORDS]
 
 
 @dataclass
@@ -69,6 +142,7 @@ class CorpusPage:
     text: str
     tokens: Counter[str] = field(default_factory=Counter)
     length: int = 0
+    title_terms: frozenset[str] = frozenset()
 
 
 def page_text(html: bytes) -> tuple[str, str]:
@@ -89,7 +163,7 @@ def page_text(html: bytes) -> tuple[str, str]:
 
 
 class Bm25Index:
-    """Okapi BM25 over whole pages (k1=1.5, b=0.75); deterministic ranking."""
+    """Okapi BM25 over whole pages (k1=1.5, b=0.75) plus a title-field bonus; deterministic ranking."""
 
     def __init__(self, pages: list[CorpusPage], k1: float = 1.5, b: float = 0.75) -> None:
         self.pages = pages
@@ -115,6 +189,8 @@ class Bm25Index:
                 if tf:
                     norm = self.k1 * (1 - self.b + self.b * page.length / (self.avg_len or 1))
                     score += self.idf(term) * tf * (self.k1 + 1) / (tf + norm)
+                if term in page.title_terms:
+                    score += TITLE_BONUS * self.idf(term)
             if score > 0:
                 scored.append((score, page))
         scored.sort(key=lambda item: (-item[0], item[1].path))
@@ -155,9 +231,13 @@ class Corpus:
                 continue
             title, text = page_text(path.read_bytes())
             tokens = Counter(tokenize(f"{title} {text}"))
-            pages.append(CorpusPage(rel, title or rel, text, tokens, sum(tokens.values())))
+            pages.append(
+                CorpusPage(rel, title or rel, text, tokens, sum(tokens.values()), frozenset(tokenize(title)))
+            )
         if not pages:
-            raise BadInput(f"corpus directory {self.root} holds no HTML pages", code="bad-corpus", field="dir")
+            raise BadInput(
+                f"corpus directory {self.root} holds no HTML pages", code="bad-corpus", field="dir"
+            )
         self.index = Bm25Index(pages)
 
     def file_for(self, url_path: str) -> Path | None:
@@ -217,7 +297,9 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
 
             logging.getLogger("research_engine.corpus").debug(format, *args)
 
-        def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        def _send(
+            self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -271,7 +353,9 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._json(400, {"error": "invalid pageno"})
                 return
-            host = self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}"
+            host = (
+                self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}"
+            )
             self._json(200, corpus.search(query, f"http://{host}", pageno))
 
     return Handler
@@ -280,8 +364,9 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
 class CorpusServer:
     """The corpus on a background thread: `with CorpusServer(dir) as server: server.url`."""
 
-    def __init__(self, root: str | Path, host: str = "127.0.0.1", port: int = 0,
-                 corpus: Corpus | None = None) -> None:
+    def __init__(
+        self, root: str | Path, host: str = "127.0.0.1", port: int = 0, corpus: Corpus | None = None
+    ) -> None:
         self.corpus = corpus or Corpus(root)
         try:
             self.httpd = ThreadingHTTPServer((host, port), _handler_for(self.corpus))

@@ -89,7 +89,7 @@ def close(run: Run, gap_id: str, why: str) -> dict[str, Any]:
 def _require_sub_question(run: Run, sq: str) -> None:
     from research_engine import decompose
 
-    if not re.fullmatch(r"SQ-\d{2,}", sq):
+    if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"not a sub-question id: {sq!r}", code="bad-id", field="sq")
     known = {s["id"] for s in decompose.load(run)}
     if sq not in known:

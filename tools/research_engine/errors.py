@@ -17,6 +17,7 @@ Exit codes (documented in docs/conventions.md; pinned by a test):
     6  upstream failed: every configured backend or the network failed
     7  budget spent: the governor stopped a run on a budget (partial, labelled result)
     70 internal error: a bug; the message says where to look
+    130 interrupted: Ctrl-C stopped the command
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ExitCode(IntEnum):
     UPSTREAM_FAILED = 6
     BUDGET_SPENT = 7
     INTERNAL = 70
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from research_engine.errors import BadInput
 from research_engine.trace import Run, atomic_write_text
 
 KINDS = {"sq": "SQ", "src": "SRC", "clm": "CLM", "chl": "CHL", "tension": "T", "gap": "G"}
-ID_RE = re.compile(r"^(SQ|SRC|CLM|CHL|T|G)-(\d{2,})$")
-SOURCE_REF_RE = re.compile(r"^(SQ-\d{2,})/(SRC-\d{2,})$")
+ID_RE = re.compile(r"^(SQ|SRC|CLM|CHL|T|G)-([0-9]{2,})\Z")  # ASCII digits only; \Z: no trailing newline
+SOURCE_REF_RE = re.compile(r"^(SQ-[0-9]{2,})/(SRC-[0-9]{2,})\Z")
 
 
 def format_id(prefix: str, number: int) -> str:
@@ -90,7 +90,7 @@ def allocate(run: Run, kind: str, *, sq: str | None = None, count: int = 1) -> l
         raise BadInput(f"unknown id kind {kind!r}; expected one of {', '.join(KINDS)}", code="bad-id-kind")
     prefix = KINDS[kind]
     if kind == "src":
-        if not sq or not re.fullmatch(r"SQ-\d{2,}", sq):
+        if not sq or not re.fullmatch(r"SQ-[0-9]{2,}", sq):
             raise BadInput("a source id needs its sub-question (--sq SQ-NN)", code="missing-sq", field="sq")
     if count < 1:
         raise BadInput("count must be at least 1", code="bad-count")

@@ -45,8 +45,8 @@ from typing import Any
 from research_engine.errors import BadInput, CheckFailed, Problem
 from research_engine.trace import Run, iso
 
-CLAIM_RE = re.compile(r"\bCLM-\d{2,}\b")
-SOURCE_RE = re.compile(r"\bSQ-\d{2,}/SRC-\d{2,}\b")
+CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
+SOURCE_RE = re.compile(r"\bSQ-[0-9]{2,}/SRC-[0-9]{2,}\b")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")

@@ -82,7 +82,7 @@ def source_meta(run: Run, ref: str, sq: str, doc: Document, *, query: str | None
 
 def record(run: Run, sq: str, doc: Document, *, query: str | None = None) -> str:
     """Record `doc` as the next SRC under `sq`; returns the reference `SQ-NN/SRC-NN`."""
-    if not re.fullmatch(r"SQ-\d{2,}", sq or ""):
+    if not re.fullmatch(r"SQ-[0-9]{2,}", sq or ""):
         raise BadInput(f"not a sub-question id: {sq!r}", code="bad-id", field="sq")
     digest = doc.sha256
     store_snapshot(run, doc.body, digest)

@@ -51,11 +51,14 @@ def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_p
 def read(run: Run) -> dict[str, Any]:
     path = run.path("run")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise BadInput(f"no run.json in {run.root}", code="unknown-run") from exc
     except ValueError as exc:
         raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json") from exc
+    if not isinstance(record, dict):
+        raise BadInput(f"{path} is not a JSON object", code="malformed-run-json")
+    return record
 
 
 def write(run: Run, record: dict[str, Any]) -> None:

@@ -126,14 +126,16 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def _valid_id(kind: str, value: str | None) -> str:
     pattern = {
-        "sq": r"SQ-\d{2,}",
-        "src": r"SRC-\d{2,}",
-        "cycle": r"\d{2,}",
+        "sq": r"SQ-[0-9]{2,}",
+        "src": r"SRC-[0-9]{2,}",
+        "cycle": r"[0-9]{2,}",
         "digest": r"[0-9a-f]{64}",
         "name": r"[A-Za-z0-9][A-Za-z0-9._-]*",
     }[kind]
-    if value is None or not re.fullmatch(pattern, value):
-        raise BadInput(f"invalid {kind} {value!r} for an artifact path", code="bad-artifact-key")
+    # The length cap keeps every key a legal file name (no ENAMETOOLONG from an absurd id).
+    if value is None or len(value) > 64 or not re.fullmatch(pattern, value):
+        shown = value if value is None or len(value) <= 40 else value[:40] + "..."
+        raise BadInput(f"invalid {kind} {shown!r} for an artifact path", code="bad-artifact-key")
     return value
 
 
@@ -254,7 +256,25 @@ def open_run(path: str | os.PathLike[str]) -> Run:
         raise BadInput(
             f"{root} is not a run directory (no brief.md or run.json)", code="unknown-run", field="run"
         )
+    _check_run_record(root / "run.json")
     return Run(root.resolve())
+
+
+def _check_run_record(path: Path) -> None:
+    """A run.json that is there must be a JSON object: a torn or hand-mangled record stops every command
+    (a command that went on would write new artifacts into a run nothing can read any more)."""
+    import json
+
+    try:
+        record = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}", code="malformed-run-json") from exc
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json", field="run") from exc
+    if not isinstance(record, dict):
+        raise BadInput(f"{path} is not a JSON object", code="malformed-run-json", field="run")
 
 
 def scaffold(output_dir: str | os.PathLike[str], run_id: str) -> Run:

@@ -217,7 +217,10 @@ def normalize_url(url: str) -> str:
         raise BadInput(f"only http and https URLs can be canonicalized, not {scheme}:", code="bad-url")
     if not rest.startswith("//"):  # "http:example.com/path"
         rest = "//" + rest.lstrip("/")
-    parts = urlsplit(f"{scheme}:{rest}")
+    try:
+        parts = urlsplit(f"{scheme}:{rest}")
+    except ValueError as exc:  # "Invalid IPv6 URL" and friends
+        raise BadInput(f"not a valid URL: {url[:200]!r} ({exc})", code="bad-url") from exc
     userinfo, host, port = _split_netloc(parts.netloc, url)
     if not host:
         raise BadInput(f"URL has no host: {url!r}", code="bad-url")

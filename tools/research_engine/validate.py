@@ -21,6 +21,7 @@ from research_engine.trace import Run
 # "module:function" checkers, each called as fn(run, report).
 CHECKERS = [
     "research_engine.validate:check_brief_and_run",
+    "research_engine.validate:check_sources",
     "research_engine.decompose:check_sub_questions",
     "research_engine.sources.record:check_candidates",
     "research_engine.selection:check_selections",
@@ -109,3 +110,54 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
         if brief_text is not None and record.get("brief_digest") != digest_text(brief_text):
             report.add(run_path, "brief_digest does not match brief.md (the locked brief was edited)",
                        "cross-reference", "brief_digest")
+
+
+def load_checked(run: Run, report: ValidationReport, path: Path, schema: str) -> dict[str, Any] | None:
+    """The front matter of the artifact at `path` when it is present, readable and valid against `schema`.
+
+    Counts the file, records every problem in `report`, and returns None when there is nothing further to
+    check (absent, unreadable or schema-invalid), so checkers only add their cross-references.
+    """
+    from research_engine.artifacts import read_markdown
+    from research_engine.errors import BadInput
+    from research_engine.schemas import validate
+
+    if not path.is_file():
+        return None
+    report.checked_files += 1
+    try:
+        meta, _ = read_markdown(path)
+    except BadInput as exc:
+        report.add(path, exc.message, "malformed-artifact")
+        return None
+    problems = validate(meta, schema)
+    report.extend(problems, path)
+    return None if problems else meta
+
+
+def check_sources(run: Run, report: ValidationReport) -> None:
+    """retrieve/SQ-NN/SRC-NN.md: schema, id matches its path, the snapshot exists and still has its digest,
+    and run.json lists the source."""
+    import hashlib
+
+    listed: set[str] = set()
+    try:
+        record = json.loads(run.path("run").read_text(encoding="utf-8"))
+        listed = {s.get("id") for s in record.get("sources", []) if isinstance(s, dict)}
+    except (OSError, ValueError, AttributeError):
+        pass  # run.json problems are reported by check_brief_and_run
+    for path in sorted((run.root / "retrieve").glob("*/*.md")):
+        meta = load_checked(run, report, path, "source")
+        if meta is None:
+            continue
+        expected = f"{path.parent.name}/{path.stem}"
+        if meta["id"] != expected:
+            report.add(path, f"id {meta['id']} does not match its path {expected}", "cross-reference", "id")
+        snapshot = run.root / meta["snapshot"]
+        if not snapshot.is_file():
+            report.add(path, f"snapshot {meta['snapshot']} is missing", "cross-reference", "snapshot")
+        elif hashlib.sha256(snapshot.read_bytes()).hexdigest() != meta["sha256"]:
+            report.add(path, f"snapshot {meta['snapshot']} no longer has digest {meta['sha256']}",
+                       "cross-reference", "sha256")
+        if listed and meta["id"] not in listed:
+            report.add(path, f"{meta['id']} is not listed in run.json sources", "cross-reference", "id")

@@ -369,7 +369,7 @@ def _parse_claim_ids(values: list[str] | None) -> list[str] | None:
         for part in value.split(","):
             part = part.strip()
             if part:
-                if not re.fullmatch(r"CLM-\d{2,}", part):
+                if not re.fullmatch(r"CLM-[0-9]{2,}", part):
                     raise BadInput(f"not a claim id: {part!r}", code="bad-id", field="claims")
                 out.append(part)
     return out
@@ -567,7 +567,7 @@ def record(
     reason = (reason or "").strip()
     if not reason:
         raise BadInput("a verdict needs --reason", code="missing-field", field="reason")
-    if not re.fullmatch(r"CLM-\d{2,}", clm or ""):
+    if not re.fullmatch(r"CLM-[0-9]{2,}", clm or ""):
         raise BadInput(f"not a claim id: {clm!r}", code="bad-id", field="claim")
     query = (corroboration_query or "").strip() or None
 

@@ -474,6 +474,26 @@ def _render_result(data: dict[str, Any]) -> str:
 
 def write_view(run: Run, output: str | Path | None = None) -> Path:
     """Render the page for `run` and write it (default: `view.html` in the run); returns its path."""
+    from research_engine.errors import BadInput
+
     target = Path(output) if output else run.path("view")
-    atomic_write_text(target, render(gather(run)))
+    resolved = target.expanduser().resolve()
+    # The trace tree is the tools' own: the page goes to view.html or outside the run, never over an artifact.
+    if resolved != run.path("view").resolve() and resolved.is_relative_to(run.root.resolve()):
+        raise BadInput(
+            f"--output {target} is inside the run; the page's place there is {run.path('view').name}",
+            code="bad-output",
+            field="output",
+        )
+    if resolved.is_dir():
+        raise BadInput(
+            f"--output {target} is a directory; name the page's file", code="bad-output", field="output"
+        )
+    page = render(gather(run))
+    try:
+        atomic_write_text(target, page)
+    except OSError as exc:
+        raise BadInput(
+            f"cannot write {target}: {exc.strerror or exc}", code="bad-output", field="output"
+        ) from exc
     return target

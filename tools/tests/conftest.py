@@ -21,11 +21,21 @@ _ISOLATED_VARS = (
 )
 
 
+_API_BASE_VARS = (
+    "RESEARCH_ENGINE_OPENALEX_URL", "RESEARCH_ENGINE_WORLDBANK_URL", "RESEARCH_ENGINE_BRAVE_URL",
+    "RESEARCH_ENGINE_TAVILY_URL", "RESEARCH_ENGINE_DUCKDUCKGO_URL",
+)
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory, monkeypatch):
     """No test sees the developer's services, keys or caches."""
     for name in _ISOLATED_VARS:
         monkeypatch.delenv(name, raising=False)
+    # Public APIs default to the internet; point them at a closed loopback port instead, which the SSRF guard
+    # refuses without the private opt-in. Tests that serve recorded responses override these.
+    for name in _API_BASE_VARS:
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
     monkeypatch.setenv("RESEARCH_ENGINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     yield
 

@@ -248,16 +248,18 @@ def assert_clean_failure(args: list[str], outcome: Outcome, json_mode: bool) -> 
         env = json.loads(lines[0])
         assert env["ok"] is False and env["exit_code"] == outcome.code, shown
         assert env["errors"] and all(e.get("message") for e in env["errors"]), shown
-    else:
+    elif outcome.code != ExitCode.CHECK_FAILED:  # a failed check's report is the output (stdout)
         assert outcome.err.strip(), f"{shown}: failed without a word on stderr"
+    else:
+        assert (outcome.out + outcome.err).strip(), f"{shown}: failed without a word"
 
 
 def assert_nothing_lost(before: dict[str, str], after: dict[str, str], allowed_new=()) -> None:
     lost = sorted(set(before) - set(after))
-    changed = sorted(k for k in before if k in after and before[k] != after[k] and not k.startswith(".state/"))
-    new = sorted(
-        k for k in set(after) - set(before) if not k.startswith((*ALWAYS_ALLOWED_NEW, *allowed_new))
+    changed = sorted(
+        k for k in before if k in after and before[k] != after[k] and not k.startswith(".state/")
     )
+    new = sorted(k for k in set(after) - set(before) if not k.startswith((*ALWAYS_ALLOWED_NEW, *allowed_new)))
     assert not lost, f"files lost: {lost}"
     assert not changed, f"files changed by a failing command: {changed}"
     assert not new, f"files created by a failing command: {new}"
@@ -329,7 +331,7 @@ BROKEN_RUNS: dict[str, Callable[[Sandbox], Path]] = {
     "run-json-binary": _run_json_binary,
 }
 # A garbage brief.md only matters to the commands that read the brief.
-BRIEF_READERS = ("control", "run", "replay", "verify close", "report finish", "select log", "validate")
+BRIEF_READERS = ("run", "select log", "validate")
 BROKEN_BRIEFS: dict[str, Callable[[Sandbox], Path]] = {
     "garbage-brief": _garbage_brief,
     "brief-front-matter-a-list": _brief_front_matter_a_list,
@@ -372,11 +374,34 @@ def _candidates_file(box: Sandbox) -> Path:
 BAD_FILES = ("missing", "directory", "binary", "empty", "dangling-symlink", "huge-line")
 
 
+# Inputs that are not garbage for one command. RFC 9309 2.3.1.3/2.2.2: a robots.txt with no
+# parsable rule (empty, binary, anything) allows everything. `extract` reads a long Markdown file.
+NOT_GARBAGE = {
+    ("robots check", "empty"),
+    ("robots check", "binary"),
+    ("robots check", "huge-line"),
+    ("extract", "huge-line"),
+}
+
+
+def _bad_file_cases():
+    for command in commands_with("file"):
+        for kind in BAD_FILES:
+            if (command, kind) not in NOT_GARBAGE:
+                yield pytest.param(command, kind, id=f"{command}-{kind}")
+
+
 @pytest.mark.parametrize("json_mode", [True, False], ids=["json", "text"])
-@pytest.mark.parametrize("kind", BAD_FILES)
-@pytest.mark.parametrize("command", commands_with("file"))
+@pytest.mark.parametrize("command,kind", list(_bad_file_cases()))
 def test_a_bad_file_argument_is_a_clean_failure(sandbox, command, kind, json_mode):
     run_case(sandbox, command, {"file": str(sandbox.files[kind])}, json_mode)
+
+
+@pytest.mark.parametrize("kind", ["empty", "binary"])
+def test_robots_check_reads_an_unparsable_robots_file_as_allow_all(sandbox, kind):
+    values = {**defaults(sandbox), "file": str(sandbox.files[kind])}
+    outcome = invoke([*build_args("robots check", values), "--json"])
+    assert outcome.code == 0 and json.loads(outcome.out)["data"]["allowed"] is True
 
 
 # -------------------------------------------------------------------------------------- bad ids
@@ -396,10 +421,16 @@ BAD_IDS = {
 ID_SLOTS = {"sq": "SQ", "clm": "CLM", "tension": "T", "gap": "G", "ref": "SQ-01/SRC"}
 
 
+# Commands that take a comma-separated list of claims strip the whitespace around each id.
+STRIPS_WHITESPACE = {"claims tension add", "verify prepare"}
+
+
 def _bad_id_cases():
-    for slot, prefix in ID_SLOTS.items():
+    for slot in ID_SLOTS:
         for command in commands_with(slot):
             for name in BAD_IDS:
+                if name == "trailing-newline" and command in STRIPS_WHITESPACE:
+                    continue
                 yield pytest.param(command, slot, name, id=f"{command}-{slot}-{name}")
 
 
@@ -412,3 +443,319 @@ def test_a_malformed_id_is_a_clean_failure(sandbox, command, slot, name):
 @pytest.mark.parametrize("name", sorted(BAD_IDS))
 def test_ids_next_refuses_a_malformed_sub_question(sandbox, name):
     run_case(sandbox, "ids next", {"sq": BAD_IDS[name].replace("{P}", "SQ")}, False)
+
+
+# --------------------------------------------------------------------------- odd and huge strings
+
+ODD_TEXTS = {
+    "huge": HUGE,
+    "unicode": "Ünïcødé 調査 \U0001f600 \u202eRTL\u202c \u200b zero-width",
+    "control-characters": "a\x00b\x07c\r\nd\x1b[31me",
+    "front-matter-fence": "---\nobjective: hijacked\n---\n",
+    "yaml-and-markdown": "- [x] *not* a list: {a: b} | table | <script>alert(1)</script>",
+    "only-whitespace": " \t\n ",
+    "lone-surrogate": "bad \udcff surrogate",
+}
+TEXT_SLOTS = ("text", "quote")
+
+
+def _odd_text_cases():
+    for slot in TEXT_SLOTS:
+        for command in commands_with(slot):
+            for name in ODD_TEXTS:
+                yield pytest.param(command, slot, name, id=f"{command}-{slot}-{name}")
+
+
+@pytest.mark.parametrize("command,slot,name", list(_odd_text_cases()))
+def test_odd_text_is_accepted_cleanly_or_refused_cleanly(sandbox, command, slot, name):
+    """Odd text may be legitimate input; whatever the command does, the run stays valid."""
+    values = {**defaults(sandbox), slot: ODD_TEXTS[name]}
+    args = [*build_args(command, values), "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert "Traceback" not in outcome.out + outcome.err
+    env = json.loads(outcome.out)
+    assert env["exit_code"] == outcome.code
+    if outcome.code == 0:
+        after = tree_digest(sandbox.run)
+        assert not set(before) - set(after), "an accepted command lost files"
+        checked = invoke(["validate", str(sandbox.run), "--json"])
+        assert checked.code == 0, json.loads(checked.out)["errors"]
+    else:
+        assert_clean_failure(args, outcome, True)
+        assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+# ----------------------------------------------------------------------- usage errors under --json
+
+
+@pytest.mark.parametrize("command", sorted(TEMPLATES))
+def test_a_bare_command_with_json_prints_one_failure_envelope(sandbox, command):
+    """No arguments at all: a usage error (or a missing-input error) still keeps the --json contract."""
+    outcome = invoke([*command.split(), "--json"])
+    assert_clean_failure([command, "--json"], outcome, True)
+    assert json.loads(outcome.out)["command"] == command
+
+
+# --------------------------------------------------------------------------- bad URLs and options
+
+BAD_URLS = {
+    "empty": "",
+    "not-a-url": "not a url",
+    "no-host": "http://",
+    "bad-ipv6": "http://[::1",
+    "bad-port": "http://127.0.0.1:99999/",
+    "javascript": "javascript:alert(1)",
+    "file": "file:///etc/passwd",
+    "huge": "http://127.0.0.1/" + "a" * 100_000,
+    "credentials-loopback": "http://user:pass@127.0.0.1:9/",
+    "unicode-loopback": "http://127.0.0.1:9/\u8abf\u67fb?q=\u00fc",
+}
+URL_COMMANDS = ("url check", "fetch", "robots check")
+
+
+@pytest.mark.parametrize("name", sorted(BAD_URLS))
+@pytest.mark.parametrize("command", URL_COMMANDS)
+def test_a_bad_or_loopback_url_is_refused_cleanly(sandbox, command, name):
+    overrides = {"url": BAD_URLS[name]}
+    if command == "robots check":  # a robots file that disallows everything
+        path = sandbox.root / "robots.txt"
+        path.write_text("User-agent: *\nDisallow: /\n", encoding="utf-8")
+        overrides["file"] = str(path)
+    run_case(sandbox, command, overrides, True)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_URLS))
+def test_url_canonical_never_crashes(sandbox, name):
+    outcome = invoke(["url", "canonical", BAD_URLS[name], "--json"])
+    assert "Traceback" not in outcome.out + outcome.err
+    assert outcome.code in {0} | DOCUMENTED_FAILURES
+    assert json.loads(outcome.out)["exit_code"] == outcome.code
+
+
+BAD_OPTIONS = [
+    ("search", ["--limit", "-5"]),
+    ("search", ["--limit", "0"]),
+    ("search", ["--limit", "100000"]),
+    ("search", ["--limit", "abc"]),
+    ("search", ["--backend", "bogus"]),
+    ("openalex search", ["--limit", "-1"]),
+    ("openalex search", ["--year-from", "99999999999999999999"]),
+    ("worldbank series", ["--mrv", "-1"]),
+    ("worldbank series", ["--date", "not-a-date"]),
+    ("worldbank indicators", ["--limit", "-3"]),
+    ("select log", ["--as-of", "yesterday"]),
+    ("sq add", ["--angle", "bogus"]),
+    ("claims list", ["--status", "bogus"]),
+    ("verify record", ["--verdict", "bogus"]),
+    ("corpus serve", ["--port", "99999"]),
+    ("corpus serve", ["--port", "-1"]),
+    ("corpus serve", ["--host", "256.1.1.1"]),
+    ("run", ["--model", "bogus"]),
+    ("run", ["--depth", "bogus"]),
+    ("run", ["--max-model-tokens", "-5"]),
+    ("ids next", ["--json", "--run"]),  # an option without its value (after --json, or --json is the value)
+]
+
+
+@pytest.mark.parametrize("command,extra", BAD_OPTIONS, ids=[f"{c}-{' '.join(e)}" for c, e in BAD_OPTIONS])
+def test_a_bad_option_value_is_a_clean_failure(sandbox, command, extra):
+    overrides = {}
+    if command == "select log":
+        overrides["file"] = str(_candidates_file(sandbox))
+    if command == "run":
+        path = sandbox.root / "brief.yaml"
+        path.write_text("objective: How many answered?\ndeliverable: memo\n", encoding="utf-8")
+        overrides["file"] = str(path)
+    if command == "corpus serve":
+        overrides["file"] = str(sandbox.files["directory"])
+    values = {**defaults(sandbox), **overrides}
+    args = [*build_args(command, values), *extra, "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+# ------------------------------------------------------------------------- real processes (a sample)
+
+
+def _process(args: list[str | bytes], **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(TOOLS)}
+    return subprocess.run(
+        [sys.executable, "-m", "research_engine", *args], capture_output=True, env=env, timeout=60, **kw
+    )
+
+
+def test_real_processes_fail_cleanly_on_hostile_input(sandbox):
+    """A sample of the sweep in real processes: argv bytes, exit status and streams as a shell has them."""
+    run = str(sandbox.run)
+    _truncated_run_json(sandbox)
+    cases = [
+        ["claims", "list", "--run", run, "--json"],
+        ["validate", str(sandbox.root / "no-such-run"), "--json"],
+        ["extract", str(sandbox.files["binary"]), "--json"],
+        ["ids", "next", "src", "--run", run, "--sq", "SQ-\u0660\u0661", "--json"],
+        ["claims", "add", "--json"],  # a usage error
+        ["sq", "add", b"not utf-8 \xff", "--run", run, "--type", "factual", "--json"],
+        ["url", "canonical", "http://[::1", "--json"],
+    ]
+    before = tree_digest(sandbox.run)
+    for args in cases:
+        proc = _process(args)
+        out, err = proc.stdout.decode(), proc.stderr.decode("utf-8", "replace")
+        shown = [a if isinstance(a, str) else repr(a) for a in args]
+        assert_clean_failure(shown, Outcome(proc.returncode, out, err), True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+def test_invalid_utf8_argument_is_bad_input_in_text_mode_too(sandbox):
+    proc = _process(["sq", "add", b"\xff\xfe", "--run", str(sandbox.run), "--type", "factual"])
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == ExitCode.BAD_INPUT and "not valid UTF-8" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------- -v, logs on stderr, Ctrl-C
+
+
+def _break_claims_load(monkeypatch):
+    from research_engine import claims
+
+    def broken(run):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(claims, "load", broken)
+
+
+def test_an_internal_error_is_one_line_without_v(sandbox, monkeypatch):
+    _break_claims_load(monkeypatch)
+    outcome = invoke(["claims", "list", "--run", str(sandbox.run)])
+    assert outcome.code == ExitCode.INTERNAL
+    assert "Traceback" not in outcome.out + outcome.err
+    assert "internal error: RuntimeError: simulated bug" in outcome.err and "-v" in outcome.err
+
+
+def test_v_shows_the_traceback_of_an_internal_error_on_stderr_only(sandbox, monkeypatch):
+    _break_claims_load(monkeypatch)
+    outcome = invoke(["-v", "claims", "list", "--run", str(sandbox.run), "--json"])
+    assert outcome.code == ExitCode.INTERNAL
+    assert "Traceback" in outcome.err and "simulated bug" in outcome.err
+    envelope = json.loads(outcome.out)  # stdout is still exactly the envelope
+    assert envelope["errors"][0]["code"] == "internal"
+
+
+def test_v_shows_no_traceback_for_an_explained_failure(sandbox):
+    outcome = invoke(["-vv", "claims", "list", "--run", str(sandbox.root / "no-such-run")])
+    assert outcome.code == ExitCode.BAD_INPUT and "Traceback" not in outcome.out + outcome.err
+
+
+def _polling_for_the_lock(pid: int) -> bool:
+    """The process sleeps between lock attempts (filelock polls); nothing else sleeps before the lock."""
+    try:
+        return "nanosleep" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs /proc to see the waiting process")
+@pytest.mark.parametrize("json_mode", [True, False], ids=["json", "text"])
+def test_ctrl_c_while_waiting_for_the_run_lock_exits_130_cleanly(sandbox, json_mode):
+    """A command blocked on the run lock (another process holds it) is interrupted with SIGINT."""
+    from filelock import FileLock
+
+    lock_path = (sandbox.run / ".lock").resolve()
+    before = tree_digest(sandbox.run)
+    args = ["ids", "next", "clm", "--run", str(sandbox.run)] + (["--json"] if json_mode else [])
+    with FileLock(str(lock_path)):
+        env = {**os.environ, "PYTHONPATH": str(TOOLS)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "research_engine", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while not _polling_for_the_lock(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command never reached the run lock"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    out_text, err_text = out.decode(), err.decode()
+    assert proc.returncode == ExitCode.INTERRUPTED == 130
+    assert "Traceback" not in out_text + err_text
+    if json_mode:
+        envelope = json.loads(out_text)
+        assert envelope["ok"] is False and envelope["errors"][0]["code"] == "interrupted"
+    else:
+        assert out_text == "" and "interrupted" in err_text
+    after = tree_digest(sandbox.run)
+    assert not set(before) - set(after) and after.get(".state/ids.json") == before.get(".state/ids.json")
+
+
+# ------------------------------------------------------------------ `run` with --resume and --replay
+
+
+@pytest.mark.parametrize("breakage", sorted(BROKEN_RUNS) + sorted(BROKEN_BRIEFS))
+def test_run_resume_of_a_broken_run_is_a_clean_failure(sandbox, breakage):
+    broken = {**BROKEN_RUNS, **BROKEN_BRIEFS}[breakage](sandbox)
+    args = ["run", "--resume", str(broken), "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "binary", "directory"])
+def test_run_replay_from_a_bad_cassette_is_a_clean_failure(sandbox, kind):
+    brief_path = sandbox.root / "brief.yaml"
+    brief_path.write_text("objective: How many answered?\ndeliverable: memo\n", encoding="utf-8")
+    cassette = sandbox.files[kind]
+    out = str(sandbox.root / "out")
+    args = ["run", str(brief_path), "--replay", str(cassette), "--output-path", out, "--json"]
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+
+
+# ------------------------------------------------------------- output paths that would clobber data
+
+
+@pytest.mark.parametrize(
+    "target", ["run.json", "brief.md", "consolidate/synthesis.draft.md", "a-directory", "."]
+)
+def test_view_never_writes_over_an_artifact_or_a_directory(sandbox, target):
+    output = sandbox.files["directory"] if target == "a-directory" else sandbox.run / target
+    args = ["view", str(sandbox.run), "--output", str(output), "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+def test_view_still_writes_its_page_outside_the_run(sandbox):
+    output = sandbox.root / "out" / "page.html"
+    outcome = invoke(["view", str(sandbox.run), "--output", str(output), "--json"])
+    assert outcome.code == 0
+    assert output.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+@pytest.mark.parametrize("target", ["a-file", "inside-the-run-json"])
+def test_brief_lock_into_a_file_is_a_clean_failure(sandbox, target):
+    brief_path = sandbox.root / "brief.yaml"
+    brief_path.write_text("objective: How many answered?\ndeliverable: memo\n", encoding="utf-8")
+    output = sandbox.files["binary"] if target == "a-file" else sandbox.run / "run.json"
+    args = ["brief", "lock", str(brief_path), "--output-path", str(output), "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+@pytest.mark.parametrize("target", ["the-run-itself", "a-file"])
+def test_replay_keep_never_clobbers(sandbox, target):
+    keep = sandbox.run if target == "the-run-itself" else sandbox.files["binary"]
+    args = ["replay", str(sandbox.run), "--keep", str(keep), "--json"]
+    before = tree_digest(sandbox.run)
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True)
+    assert_nothing_lost(before, tree_digest(sandbox.run))

@@ -50,7 +50,9 @@ def corpus_server(tmp_path):
 
 def test_search_answers_in_searxng_shape(corpus_server, shared):
     reference = json.loads(shared("fixtures", "apis", "searxng", "search_python_page1.json").read_text())
-    got = httpx.get(f"{corpus_server.url}/search", params={"q": "global interpreter lock", "format": "json"}).json()
+    got = httpx.get(
+        f"{corpus_server.url}/search", params={"q": "global interpreter lock", "format": "json"}
+    ).json()
     assert set(reference) <= set(got)
     assert set(reference["results"][0]) <= set(got["results"][0])
     assert got["query"] == "global interpreter lock"
@@ -58,7 +60,9 @@ def test_search_answers_in_searxng_shape(corpus_server, shared):
 
 
 def test_search_ranks_pages_by_bm25_relevance(corpus_server):
-    got = httpx.get(f"{corpus_server.url}/search", params={"q": "subprocesses processors", "format": "json"}).json()
+    got = httpx.get(
+        f"{corpus_server.url}/search", params={"q": "subprocesses processors", "format": "json"}
+    ).json()
     urls = [r["url"] for r in got["results"]]
     assert urls == [f"{corpus_server.url}/library/multiprocessing.html"]
     assert got["results"][0]["positions"] == [1]
@@ -81,8 +85,12 @@ def test_search_results_are_deterministic(corpus_server):
 def test_search_refuses_non_json_and_empty_queries(corpus_server):
     assert httpx.get(f"{corpus_server.url}/search", params={"q": "x"}).status_code == 403
     assert httpx.get(f"{corpus_server.url}/search", params={"q": " ", "format": "json"}).status_code == 400
-    assert httpx.get(f"{corpus_server.url}/search",
-                     params={"q": "x", "format": "json", "pageno": "0"}).status_code == 400
+    assert (
+        httpx.get(
+            f"{corpus_server.url}/search", params={"q": "x", "format": "json", "pageno": "0"}
+        ).status_code
+        == 400
+    )
 
 
 def test_pages_are_served_with_etag_and_revalidation(corpus_server):
@@ -90,8 +98,9 @@ def test_pages_are_served_with_etag_and_revalidation(corpus_server):
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert b"async/await" in response.content
-    again = httpx.get(f"{corpus_server.url}/library/asyncio.html",
-                      headers={"If-None-Match": response.headers["etag"]})
+    again = httpx.get(
+        f"{corpus_server.url}/library/asyncio.html", headers={"If-None-Match": response.headers["etag"]}
+    )
     assert again.status_code == 304
 
 
@@ -114,3 +123,51 @@ def test_a_directory_without_pages_is_bad_input(tmp_path):
 
 def test_tokenize_drops_function_words_and_keeps_identifiers():
     assert tokenize("The GIL and asyncio.run_until_complete") == ["gil", "asyncio", "run_until_complete"]
+
+
+def test_tokenize_keeps_version_numbers_whole_and_folds_plurals_and_ing_forms():
+    assert tokenize("Python 3.11 threads threading processes") == [
+        "python",
+        "3.11",
+        "thread",
+        "thread",
+        "process",
+    ]
+    assert tokenize("How should we choose between X versus Y") == ["choos", "x", "y"]
+
+
+def _page(title, body):
+    from research_engine.corpus import CorpusPage
+
+    terms = tokenize(f"{title} {body}")
+    from collections import Counter
+
+    counts = Counter(terms)
+    return CorpusPage(
+        title.lower().replace(" ", "-") + ".html",
+        title,
+        body,
+        counts,
+        sum(counts.values()),
+        frozenset(tokenize(title)),
+    )
+
+
+def test_a_page_titled_for_the_query_outranks_one_that_merely_mentions_it_more():
+    from research_engine.corpus import Bm25Index
+
+    filler = " ".join(f"word{i}" for i in range(40))
+    pages = [
+        _page("Using Python on Windows", "Python 3.11 installer; a thread thread thread here. " + filler),
+        _page("threading Thread-based parallelism", "A thread runs code in a program. " + filler),
+    ] + [_page(f"Page {i}", f"python 3.11 program {filler}") for i in range(6)]
+    ranked = [p.title for _, p in Bm25Index(pages).search("threads python 3.11")]
+    assert ranked[0] == "threading Thread-based parallelism"
+
+
+def test_question_words_in_a_query_do_not_rank_pages(corpus_server):
+    plain = httpx.get(f"{corpus_server.url}/search", params={"q": "subprocesses", "format": "json"}).json()
+    asked = httpx.get(
+        f"{corpus_server.url}/search", params={"q": "what about the subprocesses?", "format": "json"}
+    ).json()
+    assert [r["url"] for r in asked["results"]] == [r["url"] for r in plain["results"]]

@@ -6,7 +6,7 @@ import pytest
 
 from research_engine import grounding
 from research_engine.documents import Passage
-from research_engine.engine.extractive import bm25_scores, sentences, tokens
+from research_engine.engine.extractive import bm25_scores, is_claim_sentence, sentences, tokens
 from research_engine.engine.models import (
     ClaimDraft,
     ScriptedModel,
@@ -59,12 +59,75 @@ TASK_DOC = SourceText(
 )
 
 
+CONCURRENCY = {
+    "objective": "How should a Python 3.11 program choose between threads, processes and asyncio for "
+    "concurrent "
+    "work, and what do the official docs say about the GIL's effect?",
+    "claim_types": ["technical", "factual"],
+    "recency": "any",
+}
+
+
 def test_decompose_covers_the_four_angles_with_the_briefs_claim_types():
     plans = make_model("extractive").decompose(BRIEF)
-    assert [p.angle for p in plans] == ["entity", "time", "source-type", "counter"]
-    assert [p.claim_type for p in plans] == ["technical", "factual", "technical", "factual"]
-    assert "in the last 18 months" in plans[1].text
-    assert all("asyncio event loop schedule tasks" in p.text for p in plans)
+    assert sorted(p.angle for p in plans) == sorted(["entity", "time", "source-type", "counter"])
+    assert {p.claim_type for p in plans} <= {"technical", "factual"}
+    assert any("in the last 18 months" in p.text for p in plans if p.angle == "time")
+
+
+def test_decompose_splits_the_objective_into_facets_and_one_question_per_entity():
+    plans = make_model("extractive").decompose(CONCURRENCY)
+    texts = [p.text for p in plans]
+    assert texts[:3] == [
+        "When should a Python 3.11 program use threads for concurrent work?",
+        "When should a Python 3.11 program use processes for concurrent work?",
+        "When should a Python 3.11 program use asyncio for concurrent work?",
+    ]
+    assert "What do the official docs say about the GIL's effect?" in texts
+    assert {p.angle for p in plans} == {"entity", "time", "source-type", "counter"}
+    assert len(plans) <= 6
+    assert all(len(t.split()) <= 16 for t in texts)  # short and specific, never the whole objective restated
+    assert not any(CONCURRENCY["objective"] in t for t in texts)
+
+
+def test_the_counter_angle_asks_for_limitations_of_the_main_facet_in_its_own_terms():
+    counter = [p for p in make_model("extractive").decompose(CONCURRENCY) if p.angle == "counter"]
+    assert [p.text for p in counter] == [
+        "What are the limitations and drawbacks of threads, processes and asyncio for concurrent work?"
+    ]
+
+
+def test_decompose_splits_versus_and_between_comparisons():
+    model = make_model("extractive")
+    versus = [p.text for p in model.decompose({"objective": "decimal vs float for money arithmetic"})]
+    assert "When should decimal be used for money arithmetic?" in versus
+    assert "When should float be used for money arithmetic?" in versus
+    between = model.decompose(
+        {
+            "objective": "What are the differences between dataclasses and namedtuple in Python, "
+            "and when should "
+            "each be used?",
+            "claim_types": ["technical"],
+        }
+    )
+    assert [p.text for p in between][:2] == [
+        "When should dataclasses be used in Python?",
+        "When should namedtuple be used in Python?",
+    ]
+    assert all(p.claim_type == "technical" for p in between)
+
+
+def test_queries_are_a_few_key_terms_plus_angle_words():
+    model = make_model("extractive")
+    plans = model.decompose(CONCURRENCY)
+    threads = {"id": "SQ-01", "text": plans[0].text, "angle": "entity"}
+    entity = model.queries(CONCURRENCY, threads, "entity")[0]
+    assert entity.split()[0] == "threads"  # the entity the question is about comes first
+    assert len(entity.split()) <= 6
+    assert not {"when", "should", "a", "use", "for"} & set(entity.split())
+    assert "3.11" in entity.split()  # version numbers stay whole
+    assert model.queries(CONCURRENCY, threads, "counter")[0].endswith("limitations")
+    assert model.queries(CONCURRENCY, threads, "source-type")[0].endswith("official documentation")
 
 
 def test_decomposed_sub_questions_are_accepted_by_the_ledger(locked_run):
@@ -222,3 +285,177 @@ def test_unknown_model_kind_is_bad_input():
 
     with pytest.raises(BadInput, match="unknown model"):
         make_model("gpt-magic")
+
+
+# ---------------------------------------------------------------------------- sentence choice
+
+POOL = SourceText(
+    ref="SQ-01/SRC-01",
+    title="threading",
+    url="http://127.0.0.1/threading",
+    passages=[
+        Passage(
+            "p01",
+            "Python 3.11 is installed by default and Python 3.11 ships with the Python launcher for "
+            "Python users.",
+        ),
+        Passage(
+            "p02",
+            "Select the Python entry and choose Uninstall to open the Python 3.11 installer in "
+            "maintenance mode.",
+        ),
+        Passage(
+            "p03",
+            "Due to the global interpreter lock, only one thread can execute Python bytecode at once, "
+            "so threads suit I/O-bound work.",
+        ),
+        Passage("p04", "The threading module also has the following classes for threads:"),
+        Passage("p05", "Thread-local data is data whose values are thread specific."),
+        Passage("p06", "Previous topic: concurrent execution of threads and the next topic in this page."),
+        Passage(
+            "p07",
+            "Threads are useful when a program waits on the network, since a blocked thread releases "
+            "the interpreter lock.",
+        ),
+    ],
+)
+THREADS_SQ = {
+    "id": "SQ-01",
+    "text": "When should a Python 3.11 program use threads for concurrent work?",
+    "angle": "entity",
+}
+
+
+def test_ubiquitous_words_alone_never_make_a_claim():
+    texts = [c.text for c in make_model("extractive").consolidate(CONCURRENCY, THREADS_SQ, [POOL])]
+    assert texts and all("thread" in t.lower() for t in texts)
+    assert not any("Uninstall" in t or "launcher" in t for t in texts)  # "Python", "3.11" carry no topic
+
+
+def test_fragments_navigation_and_short_sentences_are_never_claims():
+    texts = [c.text for c in make_model("extractive").consolidate(CONCURRENCY, THREADS_SQ, [POOL])]
+    assert not any(t.endswith(":") for t in texts)
+    assert not any("Previous topic" in t for t in texts)
+    assert not any(len(t.split()) < 8 for t in texts)
+    assert not is_claim_sentence("The threading module also has the following classes for threads:")
+    assert not is_claim_sentence(">>> import threading; threading.Thread(target=f).start() # runs f now.")
+    assert not is_claim_sentence("Threads")
+    assert not is_claim_sentence(" ".join(["word"] * 70) + ".")
+    assert is_claim_sentence("Threads are useful when a program waits on the network for its replies.")
+
+
+def test_at_most_three_claims_per_sub_question_and_no_weak_padding():
+    long_pool = SourceText(
+        ref="SQ-01/SRC-02",
+        title="t",
+        url="http://127.0.0.1/t",
+        passages=[
+            Passage(
+                f"p{i:02d}",
+                f"Threads number {i} are described in this long paragraph about threads "
+                "and concurrent work in a program.",
+            )
+            for i in range(10)
+        ],
+    )
+    claims = make_model("extractive").consolidate(CONCURRENCY, THREADS_SQ, [POOL, long_pool])
+    assert 1 <= len(claims) <= 3
+
+
+def test_a_sentence_is_claimed_by_one_sub_question_of_the_run_only():
+    model = make_model("extractive")
+    plans = model.decompose(CONCURRENCY)
+    shared = SourceText(
+        ref="SQ-0X/SRC-01",
+        title="concurrency",
+        url="http://127.0.0.1/c",
+        passages=[
+            Passage(
+                "p01",
+                "Threads cannot run Python bytecode in parallel, so threads do not speed up CPU-bound work.",
+            ),
+            Passage(
+                "p02",
+                "The asyncio library cannot use multiple cores, which limits asyncio programs doing "
+                "CPU-bound work.",
+            ),
+            Passage(
+                "p03",
+                "Processes side-step the global interpreter lock, so processes can use every core of "
+                "the machine.",
+            ),
+            Passage(
+                "p04",
+                "Changed in version 3.8: threads created by the pool are now reused before new "
+                "threads start.",
+            ),
+        ],
+    )
+    seen: dict[str, str] = {}
+    for i, plan in enumerate(plans, 1):
+        sq = {"id": f"SQ-{i:02d}", "text": plan.text, "angle": plan.angle}
+        for claim in model.consolidate(CONCURRENCY, sq, [shared]):
+            assert claim.text not in seen, f"{claim.text!r} claimed by {seen.get(claim.text)} and {sq['id']}"
+            seen[claim.text] = sq["id"]
+    assert len(seen) >= 3
+    by_angle = {p.text: p.angle for p in plans}
+    owners = {text: by_angle[plans[int(sq[3:]) - 1].text] for text, sq in seen.items()}
+    assert owners[shared.passages[3].text] == "time"  # the versioned sentence answers the time angle
+
+
+def test_consolidation_is_deterministic():
+    model = make_model("extractive")
+    first = model.consolidate(CONCURRENCY, THREADS_SQ, [POOL])
+    assert make_model("extractive").consolidate(CONCURRENCY, THREADS_SQ, [POOL]) == first
+
+
+def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
+    from research_engine import report
+
+    sections = [
+        Section(
+            sq={"id": "SQ-01", "text": "When should threads be used?"},
+            claims=[
+                {
+                    "id": "CLM-01",
+                    "text": "Threads suit I/O-bound work because a blocked thread releases the lock.",
+                    "verdict": "supported",
+                    "confidence": "medium",
+                    "evidence": [{"source": "SQ-01/SRC-01"}],
+                },
+                {
+                    "id": "CLM-02",
+                    "text": "Only one thread can execute Python bytecode at once in CPython.",
+                    "verdict": "supported",
+                    "confidence": "high",
+                    "evidence": [{"source": "SQ-01/SRC-02"}],
+                },
+            ],
+        ),
+        Section(
+            sq={"id": "SQ-02", "text": "What changed recently?"},
+            claims=[
+                {
+                    "id": "CLM-03",
+                    "text": "Only one thread can execute Python bytecode at once in CPython.",
+                    "verdict": "supported",
+                    "evidence": [{"source": "SQ-02/SRC-01"}],
+                },
+            ],
+            refused=[{"id": "CLM-04", "text": "Threads run in parallel.", "reason": "quote absent"}],
+        ),
+        Section(sq={"id": "SQ-03", "text": "What are the limitations of threads?"}, claims=[]),
+    ]
+    text = make_model("extractive").write(BRIEF, sections)
+    assert text.index("## Key findings") < text.index("## SQ-01") < text.index("## Caveats and gaps")
+    findings = text.split("## Key findings", 1)[1].split("\n## ", 1)[0]
+    assert "**SQ-01**" in findings and "[CLM-02]" in findings  # the best supported claim (high confidence)
+    assert (
+        text.count("Only one thread can execute") == 2
+    )  # key finding + its section; the duplicate CLM-03 never
+    assert "CLM-03" not in text
+    caveats = text.split("## Caveats and gaps", 1)[1]
+    assert "SQ-03" in caveats and "CLM-04" in caveats
+    for block in report.parse_blocks(text):
+        if report._states_fact(block):
+            assert report.CLAIM_RE.search(block.text), f"uncited fact: {block.text!r}"

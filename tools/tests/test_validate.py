@@ -46,3 +46,37 @@ def test_missing_brief_is_reported(locked_run):
     locked_run.path("brief").unlink()
     report = validate_run(trace.Run(locked_run.root))
     assert any(p.file == "brief.md" for p in report.problems)
+
+
+def _recorded_source(run):
+    from research_engine import documents, retrieve
+
+    doc = documents.Document(kind="web", requested_url="https://example.org/a", final_url=None, status=200,
+                             retrieved_at="2026-01-01T00:00:00Z", body=b"<p>" + b"x" * 300 + b"</p>",
+                             passages=documents.number_passages([("paragraph", "text " * 60)]))
+    return retrieve.record(run, "SQ-01", doc)
+
+
+def test_recorded_source_validates(locked_run):
+    _recorded_source(locked_run)
+    report = validate_run(locked_run)
+    assert report.ok, report.problems
+
+
+def test_a_tampered_snapshot_is_caught(locked_run):
+    import frontmatter
+
+    _recorded_source(locked_run)
+    meta = frontmatter.load(str(locked_run.path("source", sq="SQ-01", src="SRC-01"))).metadata
+    (locked_run.root / meta["snapshot"]).write_bytes(b"other bytes")
+    report = validate_run(locked_run)
+    assert [(p.file, p.field) for p in report.problems] == [("retrieve/SQ-01/SRC-01.md", "sha256")]
+
+
+def test_a_source_missing_from_run_json_is_caught(locked_run):
+    _recorded_source(locked_run)
+    record = json.loads(locked_run.path("run").read_text())
+    record["sources"] = [{"id": "SQ-09/SRC-09", "url": "https://x", "access_tier": "open"}]
+    locked_run.path("run").write_text(json.dumps(record))
+    report = validate_run(locked_run)
+    assert any(p.file == "retrieve/SQ-01/SRC-01.md" and p.field == "id" for p in report.problems)

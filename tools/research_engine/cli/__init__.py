@@ -15,10 +15,11 @@ from typing import Annotated
 import typer
 
 from research_engine import __version__
-from research_engine.cli._common import setup_logging
+from research_engine.cli._common import EnvelopeGroup, setup_logging
 
 app = typer.Typer(
     name="research-engine",
+    cls=EnvelopeGroup,
     help="A research engine that contests its own findings. Every command takes --json.",
     no_args_is_help=True,
     add_completion=False,

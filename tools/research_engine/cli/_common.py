@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from research_engine.errors import ExitCode, Problem, ResearchEngineError
 
@@ -77,14 +78,74 @@ def run_command(command: str, json_mode: bool, body: Callable[[], Result]) -> No
     except ResearchEngineError as exc:
         result = Result(data=exc.data, exit_code=exc.exit_code, errors=exc.all_problems())
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        raise typer.Exit(130) from None
-    except Exception as exc:  # a bug: one line, traceback only when asked for
-        log.debug("internal error", exc_info=True)
+        interrupted = Result(exit_code=ExitCode.INTERRUPTED, errors=[Problem("interrupted", "interrupted")])
+        if json_mode:  # still one envelope: a caller parsing stdout learns it was stopped
+            emit(command, True, interrupted)
+        else:
+            sys.stderr.write("interrupted\n")
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+    except Exception as exc:  # a bug: one line, traceback only when asked for (-v)
+        log.info("internal error", exc_info=True)
         message = f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)"
         result = Result(exit_code=ExitCode.INTERNAL, errors=[Problem("internal", message)])
     emit(command, json_mode, result)
     raise typer.Exit(int(result.exit_code))
+
+
+def _undecodable(args: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "backslashreplace").decode("utf-8")
+    return None
+
+
+def _command_name(group: Any, args: list[str]) -> str:
+    """The command path `args` names (`claims tension add`), as far as the tree goes."""
+    path: list[str] = []
+    command = group
+    for word in args:
+        subs = getattr(command, "commands", None)
+        if not isinstance(subs, dict) or word not in subs:
+            break
+        path.append(word)
+        command = subs[word]
+    return " ".join(path)
+
+
+class EnvelopeGroup(TyperGroup):
+    """The root group: usage errors keep the --json contract (one envelope on stdout, exit 2), and an
+    argument that is not valid UTF-8 is bad input rather than a crash deep inside a write."""
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        json_mode = "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+        bad = _undecodable(argv)
+        if bad is not None:
+            problem = Problem("bad-encoding", f"argument is not valid UTF-8: {bad[:80]}")
+            emit(_command_name(self, argv), json_mode, Result(exit_code=ExitCode.BAD_INPUT, errors=[problem]))
+            sys.exit(int(ExitCode.BAD_INPUT))
+        if not json_mode or not standalone_mode:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        # typer >= 0.29 vendors click; its exceptions live under typer.
+        from typer import _click
+        from typer.exceptions import Abort
+
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except _click.exceptions.ClickException as exc:
+            usage = isinstance(exc, _click.exceptions.UsageError)
+            code = ExitCode.BAD_INPUT if usage or not 1 <= exc.exit_code <= 7 else exc.exit_code
+            problem = Problem("usage", exc.format_message())
+            emit(_command_name(self, argv), True, Result(exit_code=code, errors=[problem]))
+        except Abort:
+            code = ExitCode.INTERRUPTED
+            emit(_command_name(self, argv), True,
+                 Result(exit_code=code, errors=[Problem("interrupted", "interrupted")]))
+        sys.exit(int(code) if isinstance(code, int) else 0)
 
 
 def setup_logging(verbose: int, quiet: bool) -> None:

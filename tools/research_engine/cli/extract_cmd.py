@@ -36,6 +36,10 @@ def extract(
             data = file.read_bytes()
         except OSError as exc:
             raise BadInput(f"cannot read {file}: {exc.strerror or exc}", code="unreadable-file") from exc
+        if not data.strip():
+            raise BadInput(f"{file} is empty: there is nothing to extract", code="empty-file")
+        if content_type is None and _looks_binary(data):  # a file name is only a hint; the bytes decide
+            raise BadInput(f"{file} holds binary data, not HTML, text or PDF", code="unsupported-type")
         page = extract_document(
             data, content_type=content_type or _type_from_name(file), url=url, allow_pdf=pdf
         )
@@ -54,3 +58,10 @@ def _type_from_name(path: Path) -> str | None:
         ".md": "text/markdown",
         ".pdf": "application/pdf",
     }.get(suffix)
+
+
+def _looks_binary(data: bytes) -> bool:
+    """NUL bytes in the head of a file that is neither a PDF nor UTF-16/32 with a byte order mark."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data.lstrip()[:5].lower() == b"%pdf-":
+        return False
+    return b"\x00" in data[:4096]

@@ -65,17 +65,26 @@ def run(
                                                 "corpus); recorded in run.json.")] = False,
     max_tokens: Annotated[int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
                           ] = None,
+    sources: Annotated[str | None, typer.Option("--sources", help="Where to gather: a comma-separated subset of "
+                                                "web,openalex,worldbank (default: all three; a replay uses the "
+                                                "recorded list).")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify, control,
     loop, synthesize; the same trace tree the skill bundle writes.
 
+    Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions)
+    and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
+    an event in run.json and the run goes on without it.
+
     Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
-    labelled result is written when there was anything to say), 5 when no search backend is configured.
+    labelled result is written when there was anything to say), 5 when web is among --sources and no search
+    backend is configured.
     """
 
     def body() -> Result:
         from research_engine.engine import loop
+        from research_engine.engine.apigather import parse_sources
         from research_engine.engine.progress import Progress
 
         progress = Progress.auto(json_mode=json_)
@@ -97,6 +106,7 @@ def run(
                     replay=str(replay_from) if replay_from else None, output_path=output_path,
                     allow_private=allow_private,
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
+                    sources=parse_sources(sources) if sources is not None else None,
                 )
                 outcome = loop.run(brief, options, progress=progress)
         finally:

@@ -7,7 +7,9 @@ commands call, so a headless run writes exactly the trace an agent would:
 
     plan        model.decompose            -> decompose.add            (sq add)
     queries     model.queries x 4 angles   (entity, time, source-type, counter)
-    gather      sources.search.search      -> sources.record.record_candidates
+    gather      sources.search.search      -> sources.record.record_candidates   (--sources: web,
+                sources.openalex.search_works / World Bank series candidates   openalex, worldbank;
+                (rules in engine.apigather)                                     an API failure is an event)
     select      model.select_reason        -> selection.log_selection  (select log)
     retrieve    net.HttpClient + extract   -> retrieve.record          (one failing source never sinks the run)
     consolidate model.consolidate          -> claims.add_claim         (the grounding gate: a rejected draft is
@@ -102,6 +104,9 @@ class EngineOptions:
     max_sub_questions: int = 6
     budget_overrides: dict[str, int] = field(default_factory=dict)
     sources_per_sub_question: int | None = None
+    # Source modalities gathered from (`--sources`): None means all three for a new run, the recorded
+    # list for a replay (absent in an old cassette: web only) and web only for an old journal.
+    sources: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -384,6 +389,9 @@ class Engine:
         self.as_of = date.fromisoformat(as_of) if as_of else date.today()
         self.failed_fetches = 0
         self.rejected_drafts = 0
+        self.sources = list(options.sources or ["web"])
+        self._countries: list[dict[str, Any]] | None = None
+        self._catalogue: dict[str, Any] | None = None
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -609,11 +617,22 @@ class Engine:
         return {"sub_questions": len(plan), "queries": sum(len(v) for v in plan.values())}
 
     def _gather(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
+        """Every configured modality, in turn: web search, OpenAlex works, World Bank series."""
+        out: dict[str, Any] = {}
+        if "web" in self.sources:
+            out.update(self._gather_web(cycle, sq, queries))
+        if "openalex" in self.sources:
+            out["openalex"] = self._gather_openalex(cycle, sq, queries)
+        if "worldbank" in self.sources:
+            out["worldbank"] = self._gather_worldbank(cycle, sq)
+        return out
+
+    def _gather_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
         from research_engine.errors import UpstreamFailed
         from research_engine.sources import search
-        from research_engine.sources.record import read_candidates_file, record_candidates
+        from research_engine.sources.record import record_candidates
 
-        done = {e["query"] for e in (read_candidates_file(self.run, sq) or {}).get("queries", [])}
+        done = self._searched(sq)
         searched, failed = 0, 0
         for item in queries:
             query = item["query"]
@@ -650,6 +669,145 @@ class Engine:
             searched += 1
             done.add(query)
         return {"searched": searched, "failed": failed}
+
+    # -- the data APIs (rules in engine.apigather) ------------------------------------------------------
+
+    def _source_down(self, modality: str) -> str | None:
+        return (self.journal.data.get("sources_down") or {}).get(modality)
+
+    def _api_failed(self, modality: str, sq: str, what: str, exc: ResearchEngineError) -> None:
+        """One API failing is an event, never the run's end. Anything but a rejected request (a rate limit,
+        an exhausted allowance, a host that cannot be reached) also stops that API for the rest of the run."""
+        down = not isinstance(exc, BadInput)
+        self.progress.note("source-failed", source=modality, sq=sq, code=exc.code, detail=exc.message)
+        self._event(
+            "source-failed",
+            source=modality,
+            sq=sq,
+            request=what,
+            code=exc.code,
+            detail=exc.message,
+            status=(exc.data or {}).get("status"),
+            skipped_for_rest_of_run=down,
+        )
+        if down:
+            self.journal.data.setdefault("sources_down", {})[modality] = exc.code
+            self.journal.save()
+            self._note_gather()
+
+    def _api_entries(self, sq: str, command: str) -> list[dict[str, Any]]:
+        from research_engine.sources.record import read_candidates_file
+
+        entries = (read_candidates_file(self.run, sq) or {}).get("queries", [])
+        return [e for e in entries if e["command"] == command]
+
+    def _gather_openalex(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
+        """One works search per sub-question and cycle, when OpenAlex fits the claim type.
+
+        Cycle 1 searches the sub-question's content words; later cycles the first planned
+        query OpenAlex has not been asked yet (a refused claim's or a gap's query)."""
+        from research_engine import decompose
+        from research_engine.engine import apigather
+        from research_engine.sources import openalex
+        from research_engine.sources.record import record_candidates
+
+        question = decompose.get(self.run, sq)
+        if not apigather.fits("openalex", question["claim_type"]):
+            return {"skipped": f"claim type {question['claim_type']}"}
+        if self._source_down("openalex"):
+            return {"skipped": f"down: {self._source_down('openalex')}"}
+        asked = {e["query"] for e in self._api_entries(sq, "openalex search")}
+        if any((e.get("info") or {}).get("engine", {}).get("cycle") == cycle
+               for e in self._api_entries(sq, "openalex search")):
+            return {"searched": 0}  # this cycle's search was recorded before a kill
+        options = [apigather.openalex_query(question["text"])] if cycle == 1 else []
+        options += [q["query"] for q in queries]
+        query = next((q for q in options if q and q not in asked), None)
+        if query is None:
+            return {"searched": 0}
+        self.budget.check()
+        try:
+            found = openalex.search_works(query, limit=self.options.search_limit, client=self.client)
+        except BudgetSpent:
+            raise
+        except ResearchEngineError as exc:
+            self._api_failed("openalex", sq, f"works search {query!r}", exc)
+            return {"searched": 0, "failed": exc.code}
+        record_candidates(
+            self.run,
+            sq,
+            command="openalex search",
+            query=query,
+            candidates=found.candidates(),
+            responses=found.pages,
+            backend="openalex",
+            info={
+                "filter": found.filter,
+                "total_count": found.total_count,
+                "rate_limit": found.rate_limit,
+                "engine": {"cycle": cycle, "angle": None},
+            },
+        )
+        return {"searched": 1, "works": len(found.works)}
+
+    def _wb_reference(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The country list and the indicator catalogue, once per session (see apigather)."""
+        from research_engine.engine import apigather
+
+        use_cache = self.cassette is None  # a cassette must hold them, so it is not bypassed by a cache
+        if self._countries is None:
+            self._countries = apigather.load_countries(self.client, use_cache=use_cache)
+        if self._catalogue is None:
+            self._catalogue = apigather.load_indicators(self.client, use_cache=use_cache)
+        return self._countries, self._catalogue
+
+    def _gather_worldbank(self, cycle: int, sq: str) -> dict[str, Any]:
+        """Series candidates for a quantitative sub-question that names countries and a quantity."""
+        from research_engine import decompose
+        from research_engine.engine import apigather
+        from research_engine.sources.record import record_candidates
+
+        question = decompose.get(self.run, sq)
+        if not apigather.fits("worldbank", question["claim_type"]):
+            return {"skipped": f"claim type {question['claim_type']}"}
+        if self._source_down("worldbank"):
+            return {"skipped": f"down: {self._source_down('worldbank')}"}
+        if self._api_entries(sq, "worldbank indicators"):
+            return {"searched": 0}  # the same question names the same countries and quantity every cycle
+        self.budget.check()
+        try:
+            countries, catalogue = self._wb_reference()
+        except BudgetSpent:
+            raise
+        except ResearchEngineError as exc:
+            self._api_failed("worldbank", sq, "the country list and indicator catalogue", exc)
+            return {"searched": 0, "failed": exc.code}
+        named = apigather.match_countries(question["text"], countries)
+        if not named:
+            return {"skipped": "no country or region named"}
+        words = apigather.indicator_words(question["text"], [c["said"] for c in named])
+        named = named[: apigather.MAX_COUNTRIES]
+        indicators = apigather.rank_indicators(catalogue.get("indicators") or [], words)
+        if not indicators:
+            return {"skipped": "no indicator matches the sub-question's words"}
+        candidates = [apigather.series_candidate(ind, named, i) for i, ind in enumerate(indicators, 1)]
+        record_candidates(
+            self.run,
+            sq,
+            command="worldbank indicators",
+            query=" ".join(words),
+            candidates=candidates,
+            responses=[],  # the catalogue is a reference list, not evidence; its size and date are kept
+            backend="worldbank",
+            info={
+                "countries": [c["id"] for c in named],
+                "indicators": [ind["id"] for ind in indicators],
+                "catalogue_size": len(catalogue.get("indicators") or []),
+                "catalogue_fetched_at": catalogue.get("fetched_at"),
+                "engine": {"cycle": cycle, "angle": None},
+            },
+        )
+        return {"searched": 1, "candidates": len(candidates)}
 
     def _select(self, cycle: int, sq: str) -> dict[str, Any]:
         from research_engine import decompose, selection
@@ -751,6 +909,7 @@ class Engine:
         return doc, None
 
     def _api_document(self, sq: str, cand: dict[str, Any]) -> list[str]:
+        """A chosen API candidate retrieved the way `openalex work` / `worldbank series --run` record it."""
         from research_engine.sources import record as source_record
 
         kind = cand.get("kind")
@@ -758,7 +917,20 @@ class Engine:
             from research_engine.sources import openalex
 
             fetch = openalex.get_work(cand.get("doi") or cand["url"], client=self.client)
-            return [source_record.record_work(self.run, sq, fetch, query=_query_of(cand))]
+            return [
+                source_record.record_work(
+                    self.run, sq, fetch, access_tier=openalex.access_tier(), query=_query_of(cand)
+                )
+            ]
+        if kind == "worldbank":
+            from research_engine.engine.apigather import parse_series_url
+            from research_engine.sources import worldbank
+
+            countries, indicator, span, mrv = parse_series_url(cand["url"])
+            series = worldbank.fetch_series(countries, indicator, date=span, mrv=mrv, client=self.client)
+            return source_record.record_series(
+                self.run, sq, series, query=_query_of(cand) or f"{';'.join(countries)} {indicator}"
+            )
         raise BadInput(
             f"{kind} candidates are not retrieved by the headless engine yet", code="unsupported-kind"
         )
@@ -1045,9 +1217,8 @@ class Engine:
         return {"action": action, "retired": retired, "plan": {k: len(v) for k, v in plan.items()}}
 
     def _searched(self, sq: str) -> set[str]:
-        from research_engine.sources.record import read_candidates_file
-
-        return {e["query"] for e in (read_candidates_file(self.run, sq) or {}).get("queries", [])}
+        """The web queries already sent for `sq` (API queries are kept apart: they are not web searches)."""
+        return {e["query"] for e in self._api_entries(sq, "search")}
 
     # -- synthesis -----------------------------------------------------------------------------------
 
@@ -1216,6 +1387,20 @@ class Engine:
             }
 
         runrecord.update(self.run, change)
+        self._note_gather()
+
+    def _note_gather(self) -> None:
+        """run.json's `gather`: the modalities this run gathers from, and any an API failure stopped."""
+        from research_engine import runrecord
+
+        if (self.journal.data.get("config") or {}).get("sources_unrecorded"):
+            return  # a replay of a run recorded before `gather` existed writes run.json as it was written
+        down = dict(self.journal.data.get("sources_down") or {})
+
+        def change(rec: dict[str, Any]) -> None:
+            rec["gather"] = {"sources": list(self.sources), **({"down": down} if down else {})}
+
+        runrecord.update(self.run, change)
 
     def _reconcile(self) -> None:
         """After a kill: note in run.json what the artifacts hold but run.json missed."""
@@ -1339,11 +1524,25 @@ def start(
     """Lock the brief and prepare a new run (nothing is fetched yet)."""
     if options.record and options.replay:
         raise BadInput("--record and --replay exclude each other", code="bad-options")
+    from research_engine.engine.apigather import parse_sources
+
     if options.replay:
-        apply_config(read_cassette_config(options.replay), replay=True)
-        options.allow_private = options.allow_private or bool(
-            read_cassette_config(options.replay).get("allow_private")
-        )
+        recorded = read_cassette_config(options.replay)
+        apply_config(recorded, replay=True)
+        options.allow_private = options.allow_private or bool(recorded.get("allow_private"))
+        # A replay gathers what the recording gathered; a cassette from before --sources was web only.
+        replayed = parse_sources(recorded.get("sources") or ["web"])
+        if options.sources is not None and parse_sources(options.sources) != replayed:
+            raise BadInput(
+                f"this cassette was recorded with --sources {','.join(replayed)}; a replay gathers the same",
+                code="bad-options",
+                field="sources",
+            )
+        options.sources = replayed
+        legacy = not recorded.get("sources")
+    else:
+        legacy = False
+        options.sources = parse_sources(options.sources)
     _check_search_configured(options)
     run = _lock_brief(brief_path, options)
     journal = Journal(run)
@@ -1352,6 +1551,9 @@ def start(
         read_cassette_config(options.replay).get("as_of") if options.replay else date.today().isoformat()
     )
     config["allow_private"] = options.allow_private
+    config["sources"] = list(options.sources)
+    if legacy:
+        config["sources_unrecorded"] = True  # replaying a cassette from before --sources: keep its trace as it was
     journal.data["options"] = options.to_dict()
     journal.data["config"] = config
     journal.save()
@@ -1389,6 +1591,8 @@ def reopen(
     options = EngineOptions(**{k: v for k, v in journal.data.get("options", {}).items() if k in known})
     if budget_overrides:
         options.budget_overrides.update(budget_overrides)
+    if options.sources is None:
+        options.sources = ["web"]  # started before --sources existed: it gathered from the web only
     apply_config(journal.data.get("config") or {}, replay=bool(options.replay))
     engine = Engine(run, options, progress or Progress.quiet(), journal, model=model)
     engine._open_clients()
@@ -1399,10 +1603,11 @@ def reopen(
 def _check_search_configured(options: EngineOptions) -> None:
     from research_engine.sources import search
 
-    if not search.configured_backends():
+    if "web" in (options.sources or ["web"]) and not search.configured_backends():
         raise NotConfigured(
             "no web search backend is configured: set SEARXNG_URL (e.g. to a `research-engine corpus serve` "
-            "address), BRAVE_API_KEY or TAVILY_API_KEY, or replay a recorded run with --replay CASSETTE",
+            "address), BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
+            "gather from the data APIs only with --sources openalex,worldbank",
             code="search-not-configured",
         )
 

@@ -393,8 +393,9 @@ class HttpClient:
                 revalidate=revalidate,
                 max_bytes=self.max_bytes,
             )
-        except Exception as exc:  # a bug must not break a batch; it is logged with its traceback
-            log.exception("unexpected error fetching %s", redact_secrets(requested))
+        except Exception as exc:  # a bug must not break a batch; one line, the traceback with -v
+            log.error("internal error fetching %s: %s", redact_secrets(requested), exc)
+            log.info("traceback", exc_info=True)
             return self._failure(requested, time.monotonic(), "network", f"internal error: {exc}")
 
     def post_json(
@@ -412,8 +413,9 @@ class HttpClient:
                 max_bytes=self.max_bytes,
                 payload=payload,
             )
-        except Exception as exc:
-            log.exception("unexpected error posting to %s", redact_secrets(url))
+        except Exception as exc:  # as in get(): one line, the traceback with -v
+            log.error("internal error posting to %s: %s", redact_secrets(url), exc)
+            log.info("traceback", exc_info=True)
             return self._failure(url, time.monotonic(), "network", f"internal error: {exc}")
 
     def get_many(self, urls: list[str], **kw: Any) -> list[FetchResult]:

@@ -152,5 +152,18 @@ class RobotsPolicy:
 
 
 def is_allowed(robots_txt: bytes | str, url: str, user_agent: str) -> bool:
-    """Offline check of one URL against a robots.txt body (the `robots check` command)."""
+    """Offline check of one URL against a robots.txt body (the `robots check` command).
+
+    A URL that is not http(s) with a host is bad input: the parser would call it allowed."""
+    from urllib.parse import urlsplit
+
+    from research_engine.errors import BadInput
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        raise BadInput(f"not a valid URL: {url[:200]!r} ({exc})", code="bad-url", field="url") from exc
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise BadInput(f"not an http(s) URL with a host: {url[:200]!r}", code="bad-url", field="url")
     return RobotsPolicy.parse(robots_txt).allowed(url, user_agent)

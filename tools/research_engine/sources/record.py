@@ -256,7 +256,7 @@ def open_target(run_path: str | None, sq: str | None) -> Run | None:
             code="bad-option",
             field="run" if run_path is None else "sq",
         )
-    if not re.fullmatch(r"SQ-\d{2,}", sq):
+    if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"--sq {sq!r} is not a sub-question id (SQ-01)", code="bad-id", field="sq")
     return open_run(run_path)
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 SOURCE = "worldbank"
 PER_PAGE = 1000  # one page holds any single-country annual series (wbdata uses the same)
-CATALOGUE_PER_PAGE = 20000  # the whole indicator catalogue (~19k in 2021) in one request
+CATALOGUE_PER_PAGE = 1000  # ~19k indicators in 2021: ~20 pages, each well under the 5 MiB body cap
 MAX_PAGES = 50
 CATALOGUE_TTL_SECONDS = 30 * 24 * 3600  # the API itself sends Cache-Control max-age=2592000 (30 days)
 _CODE_RE = re.compile(r"^[A-Za-z0-9]{2,3}$")
