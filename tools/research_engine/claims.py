@@ -405,21 +405,11 @@ def check_claims(run: Run, report: Any) -> None:
     """validate: the draft conforms; claims cite existing sub-questions and sources whose stored text
     still holds each quote; tensions cite existing claims; ids are unique."""
     from research_engine import decompose, grounding
-    from research_engine.artifacts import read_markdown
-    from research_engine.schemas import validate
+    from research_engine.validate import load_checked
 
     path = run.path("draft")
-    if not path.is_file():
-        return
-    report.checked_files += 1
-    try:
-        meta, _ = read_markdown(path)
-    except BadInput as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return
-    problems = validate(meta, SCHEMA)
-    report.extend(problems, path)
-    if problems:
+    meta = load_checked(run, report, path, SCHEMA)
+    if meta is None:
         return
     try:
         known_sq = {q["id"] for q in decompose.load(run)}

@@ -465,19 +465,15 @@ _CYCLE_BLOCK_RE = re.compile(r"^## Cycle (\d+)", re.M)
 def check_loop_log(run: Run, report: Any) -> None:
     """validate checker: loop-log front matter, cycle numbering, references to contestation."""
     from research_engine import runrecord
-    from research_engine.artifacts import read_markdown
     from research_engine.errors import ResearchEngineError
     from research_engine.schemas import validate
+    from research_engine.validate import read_counted
 
     path = run.path("loop_log")
-    if not path.is_file():
+    read = read_counted(report, path)
+    if read is None:
         return
-    report.checked_files += 1
-    try:
-        meta, body = read_markdown(path)
-    except ResearchEngineError as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return
+    meta, body = read
     problems = validate(meta, "loop-log")
     report.extend(problems, path)
     if problems:

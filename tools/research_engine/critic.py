@@ -113,20 +113,11 @@ def _write(run: Run, data: dict[str, Any]) -> None:
 def check_gaps(run: Run, report: Any) -> None:
     """validate checker: gaps.md front matter and its sub-question references."""
     from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
+    from research_engine.validate import load_checked
 
     path = run.path("gaps")
-    if not path.is_file():
-        return
-    report.checked_files += 1
-    try:
-        data = load(run)
-    except ResearchEngineError as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return
-    problems = validate(data, "gaps")
-    report.extend(problems, path)
-    if problems:
+    data = load_checked(run, report, path, "gaps")
+    if data is None:
         return
     try:
         from research_engine import decompose

@@ -132,21 +132,11 @@ def render(items: list[dict[str, Any]]) -> str:
 
 def check_sub_questions(run: Run, report: Any) -> None:
     """validate: sub-questions.md conforms to its schema and its ids are unique."""
-    from research_engine.artifacts import read_markdown
-    from research_engine.schemas import validate
+    from research_engine.validate import load_checked
 
     path = run.path("sub_questions")
-    if not path.is_file():
-        return
-    report.checked_files += 1
-    try:
-        meta, _ = read_markdown(path)
-    except BadInput as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return
-    problems = validate(meta, SCHEMA)
-    report.extend(problems, path)
-    if problems:
+    meta = load_checked(run, report, path, SCHEMA)
+    if meta is None:
         return
     seen: set[str] = set()
     for item in meta["sub_questions"]:

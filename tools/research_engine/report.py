@@ -533,19 +533,16 @@ def _evidence_digest(run: Run, ref: str) -> str:
 
 def check_result(run: Run, report: Any) -> None:
     """validate checker: synthesis/result.md front matter, and its text passes `report check`."""
-    from research_engine.artifacts import read_markdown
     from research_engine.errors import ResearchEngineError
     from research_engine.schemas import validate
+    from research_engine.validate import read_counted
 
     path = run.path("result")
-    if not path.is_file():
+    read = read_counted(report, path)
+    if read is None:
         return
-    report.checked_files += 1
-    try:
-        meta, body = read_markdown(path)
-    except ResearchEngineError as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return
+    meta, body = read
+    # The text is checked even when the front matter is not valid.
     report.extend(validate(meta, "result"), path)
     try:
         checked = check_text(run, body, file="synthesis/result.md")

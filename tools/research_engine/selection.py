@@ -585,20 +585,12 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
 def check_selections(run: Run, report: Any) -> None:
     """validate: each selection log conforms, names its own sub-question, and that sub-question exists."""
     from research_engine import decompose
-    from research_engine.artifacts import read_markdown
-    from research_engine.schemas import validate
+    from research_engine.validate import load_checked
 
     known = None
     for path in sorted(run.root.joinpath("select").glob("*.selection.md")):
-        report.checked_files += 1
-        try:
-            meta, _ = read_markdown(path)
-        except BadInput as exc:
-            report.add(path, exc.message, "malformed-artifact")
-            continue
-        problems = validate(meta, SCHEMA)
-        report.extend(problems, path)
-        if problems:
+        meta = load_checked(run, report, path, SCHEMA)
+        if meta is None:
             continue
         sq = meta["sub_question"]
         if path.name != f"{sq}.selection.md":

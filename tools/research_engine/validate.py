@@ -118,21 +118,30 @@ def load_checked(run: Run, report: ValidationReport, path: Path, schema: str) ->
     Counts the file, records every problem in `report`, and returns None when there is nothing further to
     check (absent, unreadable or schema-invalid), so checkers only add their cross-references.
     """
+    from research_engine.schemas import validate
+
+    read = read_counted(report, path)
+    if read is None:
+        return None
+    problems = validate(read[0], schema)
+    report.extend(problems, path)
+    return None if problems else read[0]
+
+
+def read_counted(report: ValidationReport, path: Path) -> tuple[dict[str, Any], str] | None:
+    """(front matter, body) of the artifact at `path` when it is present and readable, counting the file;
+    None (with the problem recorded) when it is unreadable. For checkers that also read the body."""
     from research_engine.artifacts import read_markdown
     from research_engine.errors import BadInput
-    from research_engine.schemas import validate
 
     if not path.is_file():
         return None
     report.checked_files += 1
     try:
-        meta, _ = read_markdown(path)
+        return read_markdown(path)
     except BadInput as exc:
         report.add(path, exc.message, "malformed-artifact")
         return None
-    problems = validate(meta, schema)
-    report.extend(problems, path)
-    return None if problems else meta
 
 
 def check_sources(run: Run, report: ValidationReport) -> None:

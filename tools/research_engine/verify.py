@@ -41,7 +41,6 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
@@ -149,41 +148,29 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
             extractor=None,
         )
     store_snapshot(run, result.body, result.sha256)
-    passages: list[Passage] | None = None
-    extractor = None
-    if kind in API_KINDS:
-        try:
+    passages: list[Passage]
+    try:
+        if kind in API_KINDS:
             passages, extractor = _api_passages(kind, result, meta), f"{kind}-json"
-        except ResearchEngineError as exc:  # not the JSON the adapter reads: the copy cannot be checked
-            return FreshCopy(
-                **base,
-                reachable=False,
-                error="extract-failed",
-                error_detail=exc.message,
-                fresh_sha256=result.sha256,
-                text="",
-                passages=[],
-                extractor=None,
-            )
-    else:
-        from research_engine.extract import extract_document
+        else:
+            from research_engine.extract import extract_document
 
-        try:
             page = extract_document(
                 result.body, content_type=result.content_type, url=result.final_url or url, text=result.text
             )
             passages, extractor = page.passages, page.extractor
-        except ResearchEngineError as exc:  # unsupported type, a PDF not allowed: the copy cannot be read
-            return FreshCopy(
-                **base,
-                reachable=False,
-                error="extract-failed",
-                error_detail=exc.message,
-                fresh_sha256=result.sha256,
-                text="",
-                passages=[],
-                extractor=None,
-            )
+    except ResearchEngineError as exc:
+        # Not the JSON the adapter reads, an unsupported type, a PDF not allowed: the copy cannot be checked.
+        return FreshCopy(
+            **base,
+            reachable=False,
+            error="extract-failed",
+            error_detail=exc.message,
+            fresh_sha256=result.sha256,
+            text="",
+            passages=[],
+            extractor=None,
+        )
     text = "\n\n".join(p.text for p in passages)
     return FreshCopy(
         **base,
@@ -817,34 +804,22 @@ def _write_contestation(run: Run, meta: dict[str, Any]) -> None:
 
 def check_verify(run: Run, report: Any) -> None:
     """validate checker: worksheet, evidence and contestation files; challenges -> claims."""
-    from research_engine.artifacts import read_markdown
     from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
+    from research_engine.validate import load_checked
 
     try:
         claims = _claims_by_id(run)
     except ResearchEngineError:
         claims = None
 
-    def load(path: Path, schema: str) -> dict[str, Any] | None:
-        report.checked_files += 1
-        try:
-            meta, _ = read_markdown(path)
-        except ResearchEngineError as exc:
-            report.add(path, exc.message, "malformed-artifact")
-            return None
-        problems = validate(meta, schema)
-        report.extend(problems, path)
-        return None if problems else meta
-
     for path in sorted((run.root / "verify" / "evidence").glob("*.md")):
-        meta = load(path, "evidence")
+        meta = load_checked(run, report, path, "evidence")
         if meta and meta.get("snapshot") and not (run.root / meta["snapshot"]).is_file():
             report.add(path, f"snapshot {meta['snapshot']} is missing", "cross-reference")
 
     sheet_path = run.path("worksheet")
     if sheet_path.is_file():
-        sheet = load(sheet_path, "worksheet")
+        sheet = load_checked(run, report, sheet_path, "worksheet")
         if sheet and claims is not None:
             for row in sheet["claims"]:
                 if row["claim"] not in claims:
@@ -859,7 +834,7 @@ def check_verify(run: Run, report: Any) -> None:
     if run.path("contestation").is_file():
         files.append(run.path("contestation"))
     for path in files:
-        meta = load(path, "contestation")
+        meta = load_checked(run, report, path, "contestation")
         if not meta:
             continue
         m = re.fullmatch(r"contestation\.cycle-(\d+)\.md", path.name)

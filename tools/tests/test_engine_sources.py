@@ -144,8 +144,8 @@ def sources_by_kind(run) -> dict[str, list[tuple[str, dict]]]:
 
 
 def data_reading_model() -> ScriptedModel:
-    """The extractive model, plus what an LLM does with a data source: state a reported value, quoting the
-    passage that carries it (the extractive model only quotes sentences, and a series point is not one)."""
+    """The extractive model, plus what an LLM does with a data source: state a reported value in its own
+    words, quoting the passage that carries it (the extractive model states the passage itself)."""
     extractive = ExtractiveModel()
 
     def consolidate(brief, sq, sources):
@@ -279,3 +279,44 @@ def test_country_and_indicator_rules():
     assert apigather.rank_indicators(catalogue, ["total", "rate"]) == []  # weak words alone choose nothing
     url = apigather.series_url(["JPN", "USA"], "NY.GDP.MKTP.CD")
     assert apigather.parse_series_url(url) == (["JPN", "USA"], "NY.GDP.MKTP.CD", None, None)
+
+
+
+def test_the_extractive_model_cites_a_world_bank_series_and_an_openalex_work_end_to_end(world, tmp_path):
+    outcome = loop.run(brief_at(tmp_path), loop.EngineOptions(allow_private=True), model=ExtractiveModel())
+    run = trace.open_run(outcome.run_root)
+    kinds = sources_by_kind(run)
+    ledger, verdicts = report.claim_state(run)
+    supported = [c for c in ledger.values()
+                 if c["status"] == "active" and (verdicts.get(c["id"]) or {}).get("verdict") == "supported"]
+    by_source = {e["source"]: c for c in supported for e in c["evidence"]}
+
+    series_refs = [ref for ref in by_source if ref in {r for r, _ in kinds["worldbank"]}]
+    assert series_refs, "no supported claim cites the World Bank series"
+    data_claims = [by_source[ref] for ref in series_refs]
+    # Each data claim states its point in the passage's own words: text and quote are one passage.
+    for claim in data_claims:
+        (entry,) = claim["evidence"]
+        _, passages = retrieve.load_source(run, entry["source"])
+        assert claim["text"] == entry["quote"] in [p.text for p in passages if p.kind == "data"]
+    texts = {c["sub_question"]: c["text"] for c in data_claims}
+    # The recorded series' 2020 value is null: the latest point with a value is 2019 ...
+    assert "Japan, GDP (current US$), 2019: 5081769542379.77" in texts.values()
+    # ... and the time angle states where the ten-year trend ("recency: any") starts.
+    assert "Japan, GDP (current US$), 2009: 5231382674593.7" in texts.values()
+    assert len(texts) == len(set(texts.values()))  # one sub-question per point
+
+    work_refs = [ref for ref in by_source if ref in {r for r, _ in kinds["openalex"]}]
+    assert work_refs, "no supported claim cites an OpenAlex work"
+    meta, passages = retrieve.load_source(run, work_refs[0])
+    # The claim quotes an abstract sentence; the work itself (title, year, DOI) stays with its source.
+    assert meta["title"] and meta["metadata"]["year"] == 2020 and meta["metadata"]["doi"]
+    assert any(p.kind == "data" and "Published 2020" in p.text for p in passages)
+    assert any(p.kind == "heading" and p.text == meta["title"] for p in passages)
+    result = run.path("result").read_text(encoding="utf-8")
+    references = result.split("## References", 1)[1]
+    assert f"**{work_refs[0]}** {meta['title']}" in references
+    assert all(f"**{ref}** World Bank: GDP (current US$)" in references for ref in series_refs)
+
+    assert validate.validate_run(run).ok
+    assert report.check(run, run.path("result")).ok

@@ -459,3 +459,170 @@ def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
     for block in report.parse_blocks(text):
         if report._states_fact(block):
             assert report.CLAIM_RE.search(block.text), f"uncited fact: {block.text!r}"
+
+
+# ---------------------------------------------------------------------------- API sources
+# World Bank and OpenAlex passages are rendered from the recorded answers in ../shared/fixtures/apis by the
+# same functions a run uses (`sources.record.page_passages`, `sources.record.work_document`).
+
+GDP_BRIEF = {"objective": "How large is GDP in Japan?", "claim_types": ["quantitative"], "recency": "5y"}
+
+
+def api_response(*parts: str):
+    from conftest import shared_path
+
+    from research_engine.sources.endpoints import ApiResponse
+
+    return ApiResponse(
+        url="http://127.0.0.1/" + "/".join(parts),
+        status=200,
+        retrieved_at="2026-01-01T00:00:00Z",
+        body=shared_path("fixtures", "apis", *parts).read_bytes(),
+        content_type="application/json",
+    )
+
+
+def series_source(name: str, ref: str) -> SourceText:
+    from research_engine.documents import number_passages
+    from research_engine.sources.record import page_passages
+
+    chunks, _ = page_passages(api_response("worldbank", f"{name}.json"), "NY.GDP.MKTP.CD")
+    return SourceText(
+        ref=ref, title="World Bank: GDP (current US$), Japan", url="", passages=number_passages(chunks)
+    )
+
+
+def test_a_world_bank_point_is_its_own_claim_and_passes_the_grounding_gate(locked_run):
+    from research_engine import claims, decompose, retrieve
+    from research_engine.documents import Document
+
+    source = series_source("indicator_two_countries", "SQ-01/SRC-01")
+    sq = decompose.add(locked_run, "How large is GDP in Japan?", "quantitative", "entity", None)
+    doc = Document(
+        kind="worldbank",
+        requested_url="http://127.0.0.1/wb/v2/country/JPN/indicator/NY.GDP.MKTP.CD?format=json",
+        final_url=None,
+        status=200,
+        retrieved_at="2026-01-01T00:00:00Z",
+        body=b"[]",
+        passages=source.passages,
+        content_type="application/json",
+        title=source.title,
+    )
+    ref = retrieve.record(locked_run, sq, doc)
+    stored = SourceText(
+        ref=ref, title=source.title, url="", passages=retrieve.load_source(locked_run, ref)[1]
+    )
+    drafts = make_model("extractive").consolidate(
+        GDP_BRIEF,
+        {"id": sq, "text": "How large is GDP in Japan?", "angle": "entity", "claim_type": "quantitative"},
+        [stored],
+    )
+    # 2020 is null in the recording: the latest point with a value is 2019, stated in the passage's words.
+    assert drafts[0].text == "Japan, GDP (current US$), 2019: 5081769542379.77"
+    assert drafts[0].evidence == [(ref, drafts[0].text)]
+    assert grounding.numbers_supported(drafts[0].text, drafts[0].evidence[0][1]) == (True, [])
+    for draft in drafts:
+        claims.add_claim(locked_run, sq, draft.text, [ref], [draft.text], draft.confidence)
+    assert [c["text"] for c in claims.active_claims(locked_run)][0] == drafts[0].text
+
+
+def test_data_points_are_stated_only_for_quantitative_sub_questions():
+    source = series_source("indicator_two_countries", "SQ-01/SRC-01")
+    model = make_model("extractive")
+    sq = {"id": "SQ-01", "text": "How large is GDP in Japan?", "angle": "entity"}
+    assert model.consolidate(GDP_BRIEF, {**sq, "claim_type": "factual"}, [source]) == []
+    assert model.consolidate(GDP_BRIEF, {**sq, "claim_type": "quantitative"}, [source])
+
+
+def test_each_point_goes_to_one_sub_question_latest_to_the_question_trend_start_to_the_time_angle():
+    model = make_model("extractive")
+    plans = model.decompose(GDP_BRIEF)
+    by_angle = {p.angle: p for p in plans}
+    assert by_angle["entity"].claim_type == by_angle["time"].claim_type == "quantitative"
+    source = series_source("indicator_two_countries", "SQ-0X/SRC-01")
+    stated: dict[str, str] = {}
+    for i, plan in enumerate(plans, 1):
+        sq = {"id": f"SQ-{i:02d}", "text": plan.text, "angle": plan.angle, "claim_type": plan.claim_type}
+        for draft in model.consolidate(GDP_BRIEF, sq, [source]):
+            assert draft.text not in stated, f"{draft.text!r} stated twice"
+            stated[draft.text] = plan.angle
+    assert stated == {
+        "Japan, GDP (current US$), 2019: 5081769542379.77": "entity",
+        # recency 5y: the trend starts five years before the latest point
+        "Japan, GDP (current US$), 2014: 4850413536037.84": "time",
+    }
+
+
+def test_at_most_a_few_points_latest_first_and_a_point_in_two_sources_cites_both():
+    from research_engine.engine.extractive import MAX_DATA_CLAIMS
+
+    sources = [
+        series_source("indicator_two_countries", "SQ-01/SRC-01"),  # Japan, 1971-2020
+        series_source("indicator_all_countries_mrv", "SQ-01/SRC-02"),  # Arab World, Caribbean: 2019 only
+        series_source("indicator_all_countries_page1", "SQ-01/SRC-03"),  # Arab World, 1971-2020
+    ]
+    brief = {"objective": "Economic output of economies", "claim_types": ["factual"], "recency": "any"}
+    sq = {"id": "SQ-09", "text": "How large is GDP?", "angle": "entity", "claim_type": "quantitative"}
+    drafts = make_model("extractive").consolidate(brief, sq, sources)
+    data = [d for d in drafts if d.text.count(", ") >= 2 and ": " in d.text]
+    assert len(data) == MAX_DATA_CLAIMS
+    assert [d.text.split(", GDP")[0] for d in data[:3]] == ["Japan", "Arab World", "Caribbean small states"]
+    assert all(", 2019: " in d.text for d in data[:3])  # the latest points come first
+    assert data[3].text.startswith("Japan, GDP (current US$), 2009: ")  # then a ten-year trend's start
+    arab = data[1]
+    assert [ref for ref, _ in arab.evidence] == ["SQ-01/SRC-02", "SQ-01/SRC-03"]
+    assert all(quote == arab.text for _, quote in arab.evidence)
+    assert make_model("extractive").consolidate(brief, sq, sources) == drafts  # deterministic
+
+
+def test_null_points_and_other_data_passages_are_never_claims():
+    source = SourceText(
+        ref="SQ-01/SRC-01",
+        title="mixed",
+        url="",
+        passages=[
+            Passage("p01", "Japan, GDP (current US$), 2020: no value reported (null)", kind="data"),
+            Passage(
+                "p02", "Authors: A. Author. Published 2020 in Some Venue. Cited by 12 works.", kind="data"
+            ),
+            Passage("p03", "Japan, GDP (current US$), 2019: 5081769542379.77", kind="table-row"),
+        ],
+    )
+    sq = {
+        "id": "SQ-01",
+        "text": "How large is GDP in Japan?",
+        "angle": "entity",
+        "claim_type": "quantitative",
+    }
+    assert make_model("extractive").consolidate(GDP_BRIEF, sq, [source]) == []
+
+
+def test_figure_questions_are_quantitative_only_when_the_brief_allows_it():
+    allowed = make_model("extractive").decompose({**GDP_BRIEF, "claim_types": ["factual", "quantitative"]})
+    assert {p.angle: p.claim_type for p in allowed}["entity"] == "quantitative"
+    assert {p.angle: p.claim_type for p in allowed}["counter"] == "factual"
+    refused = make_model("extractive").decompose({**GDP_BRIEF, "claim_types": ["factual"]})
+    assert {p.claim_type for p in refused} == {"factual"}
+
+
+def test_an_openalex_abstract_sentence_becomes_a_claim_citing_the_work():
+    import json
+
+    from research_engine.sources.openalex import WorkFetch, parse_work
+    from research_engine.sources.record import work_document
+
+    response = api_response("openalex", "works_cursor_seq_page1.json")
+    row = json.loads(response.body)["results"][0]
+    doc = work_document(WorkFetch(parse_work(row), response, {}))
+    source = SourceText(ref="SQ-01/SRC-01", title=doc.title, url=doc.requested_url, passages=doc.passages)
+    brief = {"objective": "Do open access articles receive more citations?", "claim_types": ["factual"]}
+    sq = {"id": "SQ-01", "text": brief["objective"], "angle": "entity", "claim_type": "factual"}
+    drafts = make_model("extractive").consolidate(brief, sq, [source])
+    assert drafts, "no abstract sentence was claimed"
+    abstract = {p.text for p in doc.passages if p.kind == "paragraph"}
+    for draft in drafts:
+        assert draft.evidence == [("SQ-01/SRC-01", draft.text)]
+        assert any(draft.text in sentence for sentence in abstract)  # a sentence of the abstract, verbatim
+    # The work itself (title, year) is the source's heading and facts line: never quoted, kept for references.
+    assert doc.title and doc.passages[0].text == doc.title and "Published 2020" in doc.passages[1].text

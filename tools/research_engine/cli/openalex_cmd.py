@@ -48,28 +48,10 @@ def search(
                 query, filter_=filter_, year_from=year_from, limit=limit, client=client
             )
             data = found.to_dict()
-            candidates = found.candidates()
-            data["candidates"] = [c.to_dict() for c in candidates]
+            data["candidates"] = [c.to_dict() for c in found.candidates()]
             if target is not None:
-                entry = record.record_candidates(
-                    target,
-                    sq or "",
-                    command="openalex search",
-                    query=query,
-                    candidates=candidates,
-                    responses=found.pages,
-                    backend="openalex",
-                    info={
-                        "filter": found.filter,
-                        "total_count": found.total_count,
-                        "rate_limit": found.rate_limit,
-                    },
-                )
-                record.note_overrides(target, client)
-                data["recorded"] = {
-                    "file": target.relative(target.path("candidates", sq=sq)),
-                    "query_id": entry["id"],
-                }
+                entry = record.record_works_search(target, sq or "", found, query=query)
+                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
         lines = [
             f"OpenAlex {query!r}: {len(found.works)} of {found.total_count} work(s)"
             + (" (more available)" if found.truncated else "")

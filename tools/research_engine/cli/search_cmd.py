@@ -63,22 +63,8 @@ def search(
                 raise
             data = outcome.to_dict()
             if target is not None:
-                entry = record.record_candidates(
-                    target,
-                    sq or "",
-                    command="search",
-                    query=query,
-                    candidates=outcome.candidates,
-                    responses=outcome.responses,
-                    backend=outcome.backend,
-                    chain=[a.to_dict() for a in outcome.chain],
-                    info=outcome.info,
-                )
-                record.note_overrides(target, client)
-                data["recorded"] = {
-                    "file": target.relative(target.path("candidates", sq=sq)),
-                    "query_id": entry["id"],
-                }
+                entry = record.record_search(target, sq or "", outcome, query=query)
+                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
         return Result(data=data, text=render(outcome, data.get("recorded")))
 
     run_command("search", json_, body)

@@ -96,11 +96,7 @@ def indicators(
                     backend="worldbank",
                     info={"catalogue_size": found.catalogue_size, "catalogue_fetched_at": found.fetched_at},
                 )
-                record.note_overrides(target, client)
-                data["recorded"] = {
-                    "file": target.relative(target.path("candidates", sq=sq)),
-                    "query_id": entry["id"],
-                }
+                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
         lines = [
             f"{len(found.matches)} indicator(s) matching {keywords!r} in {found.catalogue_size}"
             + (" (cached list)" if found.from_cache else "")

@@ -4,7 +4,8 @@
   enumerations such as "threads, processes and asyncio" or "X vs Y" become one short
   question per entity), then the missing search angles (time window, source type,
   counter-argument) phrased with the main facet's key terms, never the whole objective;
-  at most MAX_SUB_QUESTIONS, each with a claim type from the brief;
+  at most MAX_SUB_QUESTIONS, each with a claim type from the brief ("quantitative", when
+  allowed, for a question asking for a figure: it is what sends the loop to the data APIs);
 - queries: the sub-question's key terms (focus terms first, a few words) plus the angle's words;
 - select_reason: which of the sub-question's key terms a candidate's title and snippet carry;
 - consolidate: candidate sentences of the fetched passages (fragments, code, navigation,
@@ -12,6 +13,11 @@
   carry a focus term of the sub-question (and the angle's cue words for the time and counter
   angles) and belong to this sub-question rather than another of the plan (see `_owner`), so
   the same sentence never becomes two claims in one run; at most `max_claims` strong ones;
+  for a quantitative sub-question, data-series points first (a World Bank passage such as
+  "Japan, GDP (current US$), 2019: 5081769542379.77" is its own claim text and quote, so no
+  number is ever reworded): per series the latest non-null point and, for the time angle, the
+  earliest one in the recency window (ten years for "any"), each owned by one sub-question
+  (see `_data_owner`);
 - verify: the mechanical floor, with its reasons;
 - critic: every sub-question without a supported claim is a material gap;
 - write: "Key findings" (one cited bullet per sub-question), the claims by sub-question,
@@ -290,6 +296,17 @@ BM25_B = 0.75
 FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
 KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's best sentence
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
+# A data-series point as `sources.record` writes it: "<country>, <indicator>, <date>: <value>".
+SERIES_POINT_RE = re.compile(
+    r"^(?P<series>.+), (?P<date>\d{4}(?:[QM]\d{1,2})?): (?P<value>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$"
+)
+MAX_DATA_CLAIMS = 4  # data points per sub-question: a few latest values (and a trend's start), not a table
+TREND_YEARS = 10  # the trend window when the brief's recency is "any"
+DATA_ANGLES = ("entity", "source-type", "time")
+DATA_ROLE_ANGLES = {
+    "latest": (("entity", "source-type"), ("time",)),
+    "earliest": (("time",), ("entity", "source-type")),
+}
 # Cue words a sentence must carry to answer the time or counter angle (matched on whole words).
 TIME_CUE_RE = re.compile(
     r"\b(changed|added|new in|deprecated|removed|introduced|since|no longer|now|version \d|"
@@ -303,6 +320,13 @@ COUNTER_CUE_RE = re.compile(
     re.IGNORECASE,
 )
 ANGLE_CUES = {"time": TIME_CUE_RE, "counter": COUNTER_CUE_RE}
+# A question asking for a figure (matched on whole words): "how large", "how many", "share", "GDP"...
+QUANTITY_RE = re.compile(
+    r"\b(how (?:large|big|much|many|fast|high|low)|size|amount|number of|share|rate|ratio|percent\w*|"
+    r"per capita|gdp|gni|population|growth|inflation|unemployment|emissions?|spending|expenditure|"
+    r"income|output|trade|exports?|imports?|debt|statistic\w*|figures?|quantit\w*)\b",
+    re.IGNORECASE,
+)
 SOURCE_TYPE_RE = re.compile(
     r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
 )
@@ -611,7 +635,9 @@ def _window(recency: str | None) -> str:
     return f" in the last {recency[:-1]} {unit}" if unit else " recently"
 
 
-def _claim_type(angle: str, allowed: list[str], index: int) -> str:
+def _claim_type(angle: str, allowed: list[str], index: int, text: str = "") -> str:
+    if "quantitative" in allowed and angle != "counter" and QUANTITY_RE.search(text):
+        return "quantitative"  # it asks for a figure: the data sources (World Bank) answer it
     for wanted in ANGLE_TYPES[angle]:
         if wanted in allowed:
             return wanted
@@ -689,7 +715,7 @@ def plan_of(brief: dict[str, Any]) -> list[_Planned]:
     for i, (text, angle, focus) in enumerate(chosen):
         terms = set(tokens(text))
         own = (focus & terms if focus else set()) or (terms - common) or terms
-        out.append(_Planned(text, angle, _claim_type(angle, allowed, i), own))
+        out.append(_Planned(text, angle, _claim_type(angle, allowed, i, text), own))
     return out
 
 
@@ -731,6 +757,79 @@ class _Target:
         matched = self.terms & cand_terms
         score = sum(2.0 if t in self.focus else 1.0 for t in matched) / math.sqrt(max(1, len(self.terms)))
         return score + (1.0 if self.angle in ANGLE_CUES else 0.0)  # the cue it demanded is there
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One non-null point of a data series, as its passage says it."""
+
+    series: str  # "Japan, GDP (current US$)": everything before the date
+    date: str  # "2019", "2019Q1", "2019M01"
+    text: str  # the whole passage, verbatim
+    ref: str
+
+    @property
+    def year(self) -> int:
+        return int(self.date[:4])
+
+
+def series_points(sources: list[SourceText]) -> dict[str, list[SeriesPoint]]:
+    """Non-null points of every data series in `sources` (passages of kind "data" shaped like
+    "Japan, GDP (current US$), 2019: 5081769542379.77"), oldest first, series in first-seen order.
+
+    Nulls ("no value reported (null)") do not match: a point without a value states nothing.
+    """
+    out: dict[str, list[SeriesPoint]] = {}
+    for source in sources:
+        for passage in source.passages:
+            if passage.kind != "data":
+                continue
+            match = SERIES_POINT_RE.match(passage.text)
+            if match:
+                point = SeriesPoint(match.group("series"), match.group("date"), passage.text, source.ref)
+                out.setdefault(point.series, []).append(point)
+    for points in out.values():
+        points.sort(key=lambda p: (p.date, p.ref))  # stable: equal dates keep the sources' order
+    return out
+
+
+def _window_years(recency: str | None) -> int:
+    """The brief's recency as whole years (at least one); TREND_YEARS for "any" (the time angle
+    then asks what changed "recently", which a point from the 1960s does not answer)."""
+    match = re.fullmatch(r"(\d+)([dmy])", str(recency or "").strip())
+    if not match:
+        return TREND_YEARS
+    n, unit = int(match.group(1)), match.group(2)
+    return max(1, n if unit == "y" else math.ceil(n / 12) if unit == "m" else 1)
+
+
+def _earliest(points: list[SeriesPoint], years: int) -> SeriesPoint | None:
+    """The earliest point of the span at most `years` before the latest one."""
+    inside = [p for p in points if p.year >= points[-1].year - years]
+    return inside[0] if inside and inside[0].date != points[-1].date else None
+
+
+def _data_owner(targets: list[_Target], kinds: list[str], series_terms: set[str], role: str, me: int) -> int:
+    """The sub-question that states a series' `role` point ("latest" or "earliest").
+
+    Among the plan's quantitative sub-questions sharing a term with the series name, the latest
+    point goes to a direct question (entity, source-type) before the time angle, the earliest
+    (a trend's start) to the time angle first; then the better term match, then plan order.
+    The counter angle states no data point. Pure, like `_owner`: one sub-question per point.
+    When no quantitative question names the series, it was fetched for `me`, which states it.
+    """
+    groups = DATA_ROLE_ANGLES[role]
+    scored = []
+    for i, target in enumerate(targets):
+        if kinds[i] != "quantitative" or target.angle not in DATA_ANGLES:
+            continue
+        matched = target.terms & series_terms
+        if not matched:
+            continue
+        rank = next((g for g, angles in enumerate(groups) if target.angle in angles), len(groups))
+        score = sum(2.0 if t in target.focus else 1.0 for t in matched) / math.sqrt(max(1, len(target.terms)))
+        scored.append((rank, -round(score, 6), i))
+    return min(scored)[2] if scored else me
 
 
 def _stable_pick(key: str, n: int) -> int:
@@ -809,6 +908,51 @@ class ExtractiveModel:
         return tied[_stable_pick(near_key(text), len(tied))]
 
     def consolidate(
+        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+    ) -> list[ClaimDraft]:
+        return self._data_claims(brief, sq, sources) + self._sentence_claims(brief, sq, sources)
+
+    def _data_claims(
+        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+    ) -> list[ClaimDraft]:
+        """Data-series points as claims: each one's text and quote is the point's passage, verbatim.
+
+        Only for a quantitative sub-question. Per series, the latest non-null point and, for a
+        trend, the earliest non-null point in the recency window before it, each given to one
+        sub-question of the plan (`_data_owner`); at most MAX_DATA_CLAIMS, latest points first.
+        """
+        if str(sq.get("claim_type") or "") != "quantitative":
+            return []
+        by_series = series_points(sources)
+        if not by_series:
+            return []
+        targets, me = self._targets(brief, sq)
+        kinds = self._claim_types(brief, sq, len(targets), me)
+        years = _window_years(brief.get("recency"))
+        picked: list[SeriesPoint] = []
+        for role in ("latest", "earliest"):
+            for series, points in by_series.items():
+                if _data_owner(targets, kinds, set(tokens(series)), role, me) != me:
+                    continue  # another sub-question of the plan states this point
+                point = points[-1] if role == "latest" else _earliest(points, years)
+                if point is not None and point.text not in {p.text for p in picked}:
+                    picked.append(point)
+        drafts = []
+        for point in picked[:MAX_DATA_CLAIMS]:
+            refs = list(dict.fromkeys(p.ref for p in by_series[point.series] if p.text == point.text))
+            drafts.append(
+                ClaimDraft(text=point.text, evidence=[(ref, point.text) for ref in refs], confidence="high")
+            )
+        return drafts
+
+    def _claim_types(self, brief: dict[str, Any], sq: dict[str, Any], n: int, me: int) -> list[str]:
+        """The claim type of each target of `_targets`: the plan's, and `sq`'s own for `sq`."""
+        kinds = [p.claim_type for p in plan_of(brief)][:n]
+        kinds += [""] * (n - len(kinds))
+        kinds[me] = str(sq.get("claim_type") or kinds[me])
+        return kinds
+
+    def _sentence_claims(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]:
         candidates = self._candidates(sources)

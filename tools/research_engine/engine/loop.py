@@ -630,7 +630,7 @@ class Engine:
     def _gather_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
         from research_engine.errors import UpstreamFailed
         from research_engine.sources import search
-        from research_engine.sources.record import record_candidates
+        from research_engine.sources.record import record_search
 
         done = self._searched(sq)
         searched, failed = 0, 0
@@ -646,17 +646,8 @@ class Engine:
                 self.progress.note("search-failed", sq=sq, query=query, detail=exc.message)
                 self._event("search-failed", sq=sq, query=query, chain=(exc.data or {}).get("chain"))
                 continue
-            record_candidates(
-                self.run,
-                sq,
-                command="search",
-                query=query,
-                candidates=outcome.candidates,
-                responses=outcome.responses,
-                backend=outcome.backend,
-                chain=[a.to_dict() for a in outcome.chain],
-                info={**outcome.info, "engine": {"cycle": cycle, "angle": item.get("angle")}},
-            )
+            engine_info = {"cycle": cycle, "angle": item.get("angle")}
+            record_search(self.run, sq, outcome, query=query, info={"engine": engine_info})
             failures = [a for a in outcome.chain if a.outcome == "failed"]
             if failures:
                 self.progress.note(
@@ -709,7 +700,7 @@ class Engine:
         from research_engine import decompose
         from research_engine.engine import apigather
         from research_engine.sources import openalex
-        from research_engine.sources.record import record_candidates
+        from research_engine.sources.record import record_works_search
 
         question = decompose.get(self.run, sq)
         if not apigather.fits("openalex", question["claim_type"]):
@@ -733,21 +724,8 @@ class Engine:
         except ResearchEngineError as exc:
             self._api_failed("openalex", sq, f"works search {query!r}", exc)
             return {"searched": 0, "failed": exc.code}
-        record_candidates(
-            self.run,
-            sq,
-            command="openalex search",
-            query=query,
-            candidates=found.candidates(),
-            responses=found.pages,
-            backend="openalex",
-            info={
-                "filter": found.filter,
-                "total_count": found.total_count,
-                "rate_limit": found.rate_limit,
-                "engine": {"cycle": cycle, "angle": None},
-            },
-        )
+        engine_info = {"cycle": cycle, "angle": None}
+        record_works_search(self.run, sq, found, query=query, info={"engine": engine_info})
         return {"searched": 1, "works": len(found.works)}
 
     def _wb_reference(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:

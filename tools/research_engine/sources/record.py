@@ -8,7 +8,8 @@
   and said plainly.
 - `record_work` / `record_series`: the Documents as `retrieve/SQ-NN/SRC-NN.md`
   through `retrieve.record` (raw bytes into `snapshots/`).
-- `record_candidates`: a search's Candidates, the backend chain and the request
+- `record_candidates` (and `record_search` / `record_works_search` for the two
+  search kinds): a search's Candidates, the backend chain and the request
   facts appended to `select/SQ-NN.candidates.json` (never overwriting earlier
   queries), with every raw answer kept in `snapshots/`: where the candidates
   came from is part of the trust log.
@@ -19,15 +20,18 @@ The only writer of candidates files; `load_candidates` reads them back.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from research_engine.documents import Document, number_passages
 from research_engine.errors import BadInput
 from research_engine.sources.candidate import Candidate, canonical_key_for
 from research_engine.sources.endpoints import ApiResponse
-from research_engine.sources.openalex import WorkFetch, split_sentences
+from research_engine.sources.openalex import WorkFetch, WorkSearch, split_sentences
 from research_engine.sources.worldbank import SeriesFetch, split_envelope
 from research_engine.trace import Run, atomic_write_text, iso
+
+if TYPE_CHECKING:
+    from research_engine.sources.search import SearchOutcome
 
 CANDIDATES_SCHEMA_VERSION = 1
 
@@ -62,21 +66,14 @@ def work_document(fetch: WorkFetch, *, access_tier: str = "open") -> Document:
         chunks.extend(("paragraph", sentence) for sentence in split_sentences(work.abstract))
     else:
         chunks.append(("data", "OpenAlex holds no abstract for this work."))
-    return Document(
-        kind="openalex",
-        requested_url=response.url,
-        final_url=None,
-        status=response.status,
-        retrieved_at=response.retrieved_at,
-        body=response.body,
-        passages=number_passages(chunks),
-        content_type=response.content_type,
+    return api_document(
+        response,
+        "openalex",
+        chunks,
         title=work.title,
         published=work.publication_date,
         canonical_url=f"https://doi.org/{work.doi}" if work.doi else work.id,
         canonical_key=canonical_key_for(f"https://doi.org/{work.doi}" if work.doi else work.id, work.doi),
-        etag=response.etag,
-        last_modified=response.last_modified,
         access_tier=access_tier,
         extraction={"extractor": "openalex-json"},
         metadata={
@@ -92,7 +89,25 @@ def work_document(fetch: WorkFetch, *, access_tier: str = "open") -> Document:
             "has_abstract": work.abstract is not None,
             "rate_limit": fetch.rate_limit,
         },
+    )
+
+
+def api_document(response: ApiResponse, kind: str, chunks: list[tuple[str, str]], **fields: Any) -> Document:
+    """A Document for one API exchange: its exact request URL, raw body and cache facts, the chunks as
+    numbered passages; `fields` are the rest (title, canonical key, metadata...)."""
+    return Document(
+        kind=kind,
+        requested_url=response.url,
+        final_url=None,
+        status=response.status,
+        retrieved_at=response.retrieved_at,
+        body=response.body,
+        passages=number_passages(chunks),
+        content_type=response.content_type,
+        etag=response.etag,
+        last_modified=response.last_modified,
         from_cache=response.from_cache,
+        **fields,
     )
 
 
@@ -124,21 +139,14 @@ def series_documents(fetch: SeriesFetch) -> list[Document]:
             ]
         page_note = f", page {number} of {meta.get('pages')}" if len(fetch.pages) > 1 else ""
         docs.append(
-            Document(
-                kind="worldbank",
-                requested_url=response.url,
-                final_url=None,
-                status=response.status,
-                retrieved_at=response.retrieved_at,
-                body=response.body,
-                passages=number_passages(chunks),
-                content_type=response.content_type,
+            api_document(
+                response,
+                "worldbank",
+                chunks,
                 title=f"World Bank: {indicator_name}, {', '.join(names) or ', '.join(fetch.countries)} "
                 f"({fetch.span}{page_note})",
                 modified=meta.get("lastupdated"),
                 canonical_key=canonical_key_for(response.url),
-                etag=response.etag,
-                last_modified=response.last_modified,
                 access_tier="open",
                 extraction={"extractor": "worldbank-json"},
                 metadata={
@@ -151,7 +159,6 @@ def series_documents(fetch: SeriesFetch) -> list[Document]:
                     "lastupdated": meta.get("lastupdated"),
                     "latest": {s.country: (s.latest.to_dict() if s.latest else None) for s in fetch.series},
                 },
-                from_cache=response.from_cache,
             )
         )
     return docs
@@ -224,6 +231,50 @@ def record_candidates(
             )
         atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return entry
+
+
+def record_search(
+    run: Run, sq: str, outcome: SearchOutcome, *, query: str, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A web search's outcome as one query's candidates (`info` adds to the backend's own extras)."""
+    return record_candidates(
+        run,
+        sq,
+        command="search",
+        query=query,
+        candidates=outcome.candidates,
+        responses=outcome.responses,
+        backend=outcome.backend,
+        chain=[a.to_dict() for a in outcome.chain],
+        info={**outcome.info, **(info or {})},
+    )
+
+
+def record_works_search(
+    run: Run, sq: str, found: WorkSearch, *, query: str, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An OpenAlex works search as one query's candidates, with its filter, total and rate limit."""
+    return record_candidates(
+        run,
+        sq,
+        command="openalex search",
+        query=query,
+        candidates=found.candidates(),
+        responses=found.pages,
+        backend="openalex",
+        info={
+            "filter": found.filter,
+            "total_count": found.total_count,
+            "rate_limit": found.rate_limit,
+            **(info or {}),
+        },
+    )
+
+
+def recorded_query(run: Run, sq: str, client: Any, entry: dict[str, Any]) -> dict[str, str]:
+    """What a command that recorded `entry` reports under data["recorded"]; notes the client's overrides."""
+    note_overrides(run, client)
+    return {"file": run.relative(run.path("candidates", sq=sq)), "query_id": entry["id"]}
 
 
 def read_candidates_file(run: Run, sq: str) -> dict[str, Any] | None:

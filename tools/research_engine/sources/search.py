@@ -33,6 +33,8 @@ from research_engine.sources.candidate import Candidate, clean_text
 from research_engine.sources.endpoints import ApiResponse, base_url, describe, env, is_transient, open_client
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from research_engine.net import FetchResult, HttpClient
 
 BACKENDS = ("brave", "tavily", "searxng", "duckduckgo")
@@ -109,6 +111,34 @@ class SearchOutcome:
 # --- pure parsers -------------------------------------------------------------------------------------
 
 
+def _json_candidates(
+    items: list[Any],
+    limit: int,
+    backend: str,
+    fields: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    start_rank: int = 1,
+) -> list[Candidate]:
+    """The JSON backends' common walk: items that are objects with a url, at most `limit`, ranked in
+    order, the title falling back to the URL; `fields(item)` gives the backend's own Candidate fields."""
+    candidates: list[Candidate] = []
+    for item in items:
+        if len(candidates) >= limit:
+            break
+        if not isinstance(item, dict) or not item.get("url"):
+            continue
+        candidates.append(
+            Candidate(
+                title=clean_text(item.get("title")) or item["url"],
+                url=item["url"],
+                rank=start_rank + len(candidates),
+                backend=backend,
+                **fields(item),
+            )
+        )
+    return candidates
+
+
 def parse_searxng(
     body: Any, limit: int = MAX_LIMIT, start_rank: int = 1
 ) -> tuple[list[Candidate], dict[str, Any]]:
@@ -119,30 +149,21 @@ def parse_searxng(
     """
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise BackendFailed("unexpected-shape", "SearXNG answered without a results list")
-    candidates: list[Candidate] = []
-    for item in body["results"]:
-        if len(candidates) >= limit:
-            break
-        url = item.get("url") if isinstance(item, dict) else None
-        if not url:
-            continue
-        candidates.append(
-            Candidate(
-                title=clean_text(item.get("title")) or url,
-                url=url,
-                snippet=clean_text(item.get("content")),
-                rank=start_rank + len(candidates),
-                backend="searxng",
-                engine=item.get("engine"),
-                published=item.get("publishedDate") or None,
-                extra={
-                    "engines": sorted(item.get("engines") or []),
-                    "positions": list(item.get("positions") or []),
-                    "score": item.get("score"),
-                    "category": item.get("category"),
-                },
-            )
-        )
+
+    def fields(item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "snippet": clean_text(item.get("content")),
+            "engine": item.get("engine"),
+            "published": item.get("publishedDate") or None,
+            "extra": {
+                "engines": sorted(item.get("engines") or []),
+                "positions": list(item.get("positions") or []),
+                "score": item.get("score"),
+                "category": item.get("category"),
+            },
+        }
+
+    candidates = _json_candidates(body["results"], limit, "searxng", fields, start_rank=start_rank)
     info = {
         "suggestions": sorted(body.get("suggestions") or []),
         "unresponsive_engines": [list(e) for e in body.get("unresponsive_engines") or []],
@@ -160,27 +181,19 @@ def parse_brave(body: Any, limit: int = MAX_LIMIT) -> tuple[list[Candidate], dic
     if body.get("type") == "ErrorResponse" or "error" in body or "errors" in body:
         raise BackendFailed("api-error", brave_error_text(body))
     results = ((body.get("web") or {}).get("results")) or []
-    candidates: list[Candidate] = []
-    for item in results:
-        if len(candidates) >= limit:
-            break
-        if not isinstance(item, dict) or not item.get("url"):
-            continue
-        candidates.append(
-            Candidate(
-                title=clean_text(item.get("title")) or item["url"],
-                url=item["url"],
-                snippet=clean_text(item.get("description")),
-                rank=len(candidates) + 1,
-                backend="brave",
-                published=item.get("page_age") or None,
-                extra={
-                    "age": item.get("age"),
-                    "language": item.get("language"),
-                    "site": (item.get("profile") or {}).get("long_name"),
-                },
-            )
-        )
+
+    def fields(item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "snippet": clean_text(item.get("description")),
+            "published": item.get("page_age") or None,
+            "extra": {
+                "age": item.get("age"),
+                "language": item.get("language"),
+                "site": (item.get("profile") or {}).get("long_name"),
+            },
+        }
+
+    candidates = _json_candidates(results, limit, "brave", fields)
     more = (body.get("query") or {}).get("more_results_available")
     return candidates, {"more_results_available": more}
 
@@ -202,23 +215,15 @@ def parse_tavily(body: Any, limit: int = MAX_LIMIT) -> tuple[list[Candidate], di
     """Tavily's `results` -> Candidates (rank is Tavily's order; its score goes to extra)."""
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise BackendFailed("unexpected-shape", tavily_error_text(body))
-    candidates: list[Candidate] = []
-    for item in body["results"]:
-        if len(candidates) >= limit:
-            break
-        if not isinstance(item, dict) or not item.get("url"):
-            continue
-        candidates.append(
-            Candidate(
-                title=clean_text(item.get("title")) or item["url"],
-                url=item["url"],
-                snippet=clean_text(item.get("content")),
-                rank=len(candidates) + 1,
-                backend="tavily",
-                published=item.get("published_date") or None,
-                extra={"score": item.get("score")},
-            )
-        )
+
+    def fields(item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "snippet": clean_text(item.get("content")),
+            "published": item.get("published_date") or None,
+            "extra": {"score": item.get("score")},
+        }
+
+    candidates = _json_candidates(body["results"], limit, "tavily", fields)
     return candidates, {"answer": body.get("answer"), "request_id": body.get("request_id")}
 
 
