@@ -9,7 +9,8 @@ reads the engine's own exclusive timers (engine.loop.Clock, kept in .state/engin
 - fetch:    HTTP time of page fetches and the verifier's re-fetches (served by the cassette);
 - provider: HTTP time of search/API/model requests (served by the cassette);
 - extract:  HTML -> passages for retrieved pages (the verifier's extraction is inside verify, so "tools");
-- model:    the model's judgement calls (decompose, queries, select reasons, consolidate, verify, critic, write);
+- model:    the model's judgement calls (decompose, queries, select reasons, consolidate, verify, critic,
+            write);
 - tools:    everything else: selection, the claims gate, verify (re-extraction, checks), controller,
             report, artifact writes.
 """
@@ -35,8 +36,11 @@ def main() -> None:
     parser.add_argument("run", nargs="?", help="a recorded run (default: the committed example)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    run_dir = Path(args.run) if args.run else sorted(p.parent.parent for p in (ROOT / "examples").glob(
-        "*/cassette/index.json"))[0]
+    run_dir = (
+        Path(args.run)
+        if args.run
+        else sorted(p.parent.parent for p in (ROOT / "examples").glob("*/cassette/index.json"))[0]
+    )
     walls, shares = [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as scratch:
@@ -48,8 +52,10 @@ def main() -> None:
         walls.append(wall)
         total = sum(timings.values()) or 1.0
         shares.append({k: v / total for k, v in timings.items()})
-    print(f"replayed {run_dir.name}: {args.repeat} run(s), wall time median {statistics.median(walls):.2f}s "
-          f"(min {min(walls):.2f}s, max {max(walls):.2f}s)")
+    print(
+        f"replayed {run_dir.name}: {args.repeat} run(s), wall time median {statistics.median(walls):.2f}s "
+        f"(min {min(walls):.2f}s, max {max(walls):.2f}s)"
+    )
     for cat in ("fetch", "provider", "extract", "model", "tools"):
         values = [s.get(cat, 0.0) for s in shares]
         print(f"  {cat:<9} {100 * statistics.median(values):5.1f}% of engine time")

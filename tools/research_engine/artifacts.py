@@ -46,5 +46,7 @@ def read_markdown(path: Path) -> tuple[dict[str, Any], str]:
     except FileNotFoundError as exc:
         raise BadInput(f"missing artifact {path}", code="missing-artifact") from exc
     except Exception as exc:  # YAML errors: the file was edited by hand or truncated
-        raise BadInput(f"artifact {path} has unreadable front matter: {exc}", code="malformed-artifact") from exc
+        raise BadInput(
+            f"artifact {path} has unreadable front matter: {exc}", code="malformed-artifact"
+        ) from exc
     return dict(post.metadata), post.content

@@ -85,7 +85,9 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     except FileNotFoundError as exc:
         raise BadInput(f"brief file not found: {p}", code="unreadable-brief", field="file") from exc
     except OSError as exc:
-        raise BadInput(f"cannot read brief {p}: {exc.strerror or exc}", code="unreadable-brief", field="file") from exc
+        raise BadInput(
+            f"cannot read brief {p}: {exc.strerror or exc}", code="unreadable-brief", field="file"
+        ) from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -101,7 +103,8 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
             raise BadInput(f"brief {p} is not valid YAML: {_yaml_where(exc)}", code="malformed-yaml") from exc
         if not isinstance(data, dict):
             raise BadInput(
-                f"brief {p} must be a YAML mapping of fields, not {type(data).__name__}", code="malformed-brief"
+                f"brief {p} must be a YAML mapping of fields, not {type(data).__name__}",
+                code="malformed-brief",
             )
         return _stringify_keys(data), "yaml"
 
@@ -174,11 +177,23 @@ def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefRe
         if len(asked) >= MAX_QUESTIONS:
             break
         if name in REQUIRED and (name not in fields or name in bad_fields):
-            asked.append({"field": name, "question": QUESTIONS[name], "proposed": PROPOSED_REQUIRED.get(name),
-                          "required": True})
+            asked.append(
+                {
+                    "field": name,
+                    "question": QUESTIONS[name],
+                    "proposed": PROPOSED_REQUIRED.get(name),
+                    "required": True,
+                }
+            )
         elif name in bad_fields or name in report.defaulted:
-            asked.append({"field": name, "question": QUESTIONS[name], "proposed": defaults().get(name),
-                          "required": False})
+            asked.append(
+                {
+                    "field": name,
+                    "question": QUESTIONS[name],
+                    "proposed": defaults().get(name),
+                    "required": False,
+                }
+            )
     report.questions = asked
     return report
 

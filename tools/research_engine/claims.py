@@ -434,9 +434,10 @@ def check_claims(run: Run, report: Any) -> None:
                 texts[ref] = (
                     _source_text(run, ref).text if run.path("source", **_keys(ref)).is_file() else None
                 )
-            if texts[ref] is None:
+            text = texts[ref]
+            if text is None:
                 report.add(path, f"{clm} cites {ref}, which is not in this run", "cross-reference")
-            elif not grounding.find_quote(ev["quote"], texts[ref]).found:
+            elif not grounding.find_quote(ev["quote"], text).found:
                 report.add(
                     path, f"{clm}: its quote is no longer found in {ref}'s stored text", "cross-reference"
                 )

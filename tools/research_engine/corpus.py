@@ -287,6 +287,13 @@ class Corpus:
         }
 
 
+def _host_port(address: object) -> tuple[str, int]:
+    """A TCP server's address as (host, port); typeshed types `server_address` for every socket family."""
+    if not isinstance(address, tuple):
+        raise TypeError(f"not a TCP server address: {address!r}")
+    return str(address[0]), int(address[1])
+
+
 def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "research-engine-corpus"
@@ -353,9 +360,7 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._json(400, {"error": "invalid pageno"})
                 return
-            host = (
-                self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}"
-            )
+            host = self.headers.get("Host") or "{}:{}".format(*_host_port(self.server.server_address))
             self._json(200, corpus.search(query, f"http://{host}", pageno))
 
     return Handler
@@ -377,7 +382,7 @@ class CorpusServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
+        host, port = _host_port(self.httpd.server_address)
         return f"http://{host}:{port}"
 
     def start(self) -> CorpusServer:

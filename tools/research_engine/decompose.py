@@ -9,6 +9,7 @@ the list for people. It never deletes or renumbers a sub-question.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed
@@ -22,6 +23,7 @@ ANGLES = ("entity", "time", "source-type", "counter")
 
 def current_cycle(run: Run) -> int:
     """The cycle in progress: 1 + the number of cycle blocks in controller/loop-log.md."""
+    controller_cycle: Callable[[Run], int] | None
     try:
         from research_engine.controller import current_cycle as controller_cycle
     except ImportError:  # the controller module is optional for the early stages

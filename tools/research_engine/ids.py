@@ -56,7 +56,9 @@ def parse_source_ref(value: str) -> tuple[str, str]:
     match = SOURCE_REF_RE.match(value or "")
     if not match:
         raise BadInput(
-            f"not a source reference: {value!r} (expected SQ-NN/SRC-NN)", code="bad-source-ref", field="source"
+            f"not a source reference: {value!r} (expected SQ-NN/SRC-NN)",
+            code="bad-source-ref",
+            field="source",
         )
     return match.group(1), match.group(2)
 
@@ -89,9 +91,8 @@ def allocate(run: Run, kind: str, *, sq: str | None = None, count: int = 1) -> l
     if kind not in KINDS:
         raise BadInput(f"unknown id kind {kind!r}; expected one of {', '.join(KINDS)}", code="bad-id-kind")
     prefix = KINDS[kind]
-    if kind == "src":
-        if not sq or not re.fullmatch(r"SQ-[0-9]{2,}", sq):
-            raise BadInput("a source id needs its sub-question (--sq SQ-NN)", code="missing-sq", field="sq")
+    if kind == "src" and (not sq or not re.fullmatch(r"SQ-[0-9]{2,}", sq)):
+        raise BadInput("a source id needs its sub-question (--sq SQ-NN)", code="missing-sq", field="sq")
     if count < 1:
         raise BadInput("count must be at least 1", code="bad-count")
     with run.lock():

@@ -467,7 +467,8 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
             )
         lines.append("")
 
-    well, caution = [], []
+    well: list[str] = []
+    caution: list[str] = []
     for clm in cited:
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (

@@ -46,11 +46,15 @@ def parse_passages(body: str) -> list[Passage]:
         block = block.strip()
         match = PASSAGE_RE.match(block.replace("\n", " "))
         if match:
-            passages.append(Passage(id=match.group(1), text=match.group(3).strip(), kind=match.group(2) or "paragraph"))
+            passages.append(
+                Passage(id=match.group(1), text=match.group(3).strip(), kind=match.group(2) or "paragraph")
+            )
     return passages
 
 
-def source_meta(run: Run, ref: str, sq: str, doc: Document, *, query: str | None, digest: str) -> dict[str, Any]:
+def source_meta(
+    run: Run, ref: str, sq: str, doc: Document, *, query: str | None, digest: str
+) -> dict[str, Any]:
     text = doc.text
     return {
         "id": ref,

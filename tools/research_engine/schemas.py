@@ -9,7 +9,7 @@ every problem at once.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "schema"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     path = schema_dir() / f"{name}.schema.json"
     try:

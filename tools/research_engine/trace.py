@@ -197,7 +197,8 @@ def artifact_path(
             return root / "synthesis" / "draft.md"
         case "view":
             return root / "view.html"
-        case "work_dir":  # inputs an agent writes for a tool (candidates files, deliverable drafts); never artifacts
+        # Inputs an agent writes for a tool (candidates files, deliverable drafts); never artifacts.
+        case "work_dir":
             return root / "work"
         case "cassette_dir":  # recorded HTTP exchanges (engine.cassette): index.json + bodies/
             return root / "cassette"

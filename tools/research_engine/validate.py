@@ -43,7 +43,9 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def add(self, file: Path | str, message: str, code: str = "invalid-artifact", field: str | None = None) -> None:
+    def add(
+        self, file: Path | str, message: str, code: str = "invalid-artifact", field: str | None = None
+    ) -> None:
         rel = Path(file).relative_to(self.root).as_posix() if Path(file).is_absolute() else str(file)
         self.problems.append(Problem(code, message, field=field, file=rel))
 
@@ -69,7 +71,7 @@ def validate_run(run: Run) -> ValidationReport:
 
 
 def check_brief_and_run(run: Run, report: ValidationReport) -> None:
-    from research_engine.brief import REQUIRED, RECOMMENDED, digest_text
+    from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
     from research_engine.schemas import validate
 
     brief_path = run.path("brief")
@@ -104,12 +106,21 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
         return
     report.extend(validate(record, "run"), run_path)
     if isinstance(record, dict):
-        if record.get("run_id") not in (None, run.run_id) and not run.run_id.startswith(str(record.get("run_id"))):
-            report.add(run_path, f"run_id {record.get('run_id')!r} does not match directory {run.run_id!r}",
-                       "cross-reference")
+        if record.get("run_id") not in (None, run.run_id) and not run.run_id.startswith(
+            str(record.get("run_id"))
+        ):
+            report.add(
+                run_path,
+                f"run_id {record.get('run_id')!r} does not match directory {run.run_id!r}",
+                "cross-reference",
+            )
         if brief_text is not None and record.get("brief_digest") != digest_text(brief_text):
-            report.add(run_path, "brief_digest does not match brief.md (the locked brief was edited)",
-                       "cross-reference", "brief_digest")
+            report.add(
+                run_path,
+                "brief_digest does not match brief.md (the locked brief was edited)",
+                "cross-reference",
+                "brief_digest",
+            )
 
 
 def load_checked(run: Run, report: ValidationReport, path: Path, schema: str) -> dict[str, Any] | None:
@@ -149,7 +160,7 @@ def check_sources(run: Run, report: ValidationReport) -> None:
     and run.json lists the source."""
     import hashlib
 
-    listed: set[str] = set()
+    listed: set[str | None] = set()  # an entry without an id still makes the list non-empty
     try:
         record = json.loads(run.path("run").read_text(encoding="utf-8"))
         listed = {s.get("id") for s in record.get("sources", []) if isinstance(s, dict)}
@@ -166,7 +177,11 @@ def check_sources(run: Run, report: ValidationReport) -> None:
         if not snapshot.is_file():
             report.add(path, f"snapshot {meta['snapshot']} is missing", "cross-reference", "snapshot")
         elif hashlib.sha256(snapshot.read_bytes()).hexdigest() != meta["sha256"]:
-            report.add(path, f"snapshot {meta['snapshot']} no longer has digest {meta['sha256']}",
-                       "cross-reference", "sha256")
+            report.add(
+                path,
+                f"snapshot {meta['snapshot']} no longer has digest {meta['sha256']}",
+                "cross-reference",
+                "sha256",
+            )
         if listed and meta["id"] not in listed:
             report.add(path, f"{meta['id']} is not listed in run.json sources", "cross-reference", "id")

@@ -420,8 +420,9 @@ def prepare(run: Run, claim_ids: list[str] | None = None, *, client: Any = None)
             )
         try:
             for ref in refs:
-                copies[ref] = fetch_fresh(run, ref, client)
-                evidence_files[ref] = _write_evidence(run, copies[ref])
+                fresh = fetch_fresh(run, ref, client)
+                copies[ref] = fresh
+                evidence_files[ref] = _write_evidence(run, fresh)
         finally:
             if own_client:
                 client.close()
@@ -560,8 +561,8 @@ def record(
 
     with run.lock():
         sheet = load_worksheet(run)
-        row = next((r for r in (sheet or {}).get("claims", []) if r["claim"] == clm), None)
-        if row is None:
+        row = None if sheet is None else next((r for r in sheet.get("claims", []) if r["claim"] == clm), None)
+        if sheet is None or row is None:
             raise BadInput(
                 f"{clm} has no mechanical checks yet: run `research-engine verify prepare` first",
                 code="not-prepared",
@@ -714,6 +715,10 @@ def close(run: Run) -> dict[str, Any]:
             record(run, row["claim"], "refuse", "mechanical floor: " + "; ".join(row["floor_reasons"]))
     with run.lock():
         sheet = load_worksheet(run)
+        if sheet is None:  # removed since the look above
+            raise CheckFailed(
+                "nothing to close: run `research-engine verify prepare` first", code="not-prepared"
+            )
         cycle = sheet["cycle"]
         current_path = run.path("contestation")
         archived = None

@@ -80,7 +80,9 @@ def test_binary_file_is_bad_input(tmp_path):
 
 
 def test_front_matter_brief_uses_body_as_objective(tmp_path):
-    path = write(tmp_path, "b.md", "---\ndeliverable: memo\noutput_path: runs\n---\n\n# How big is X?\n\nAnd why.\n")
+    path = write(
+        tmp_path, "b.md", "---\ndeliverable: memo\noutput_path: runs\n---\n\n# How big is X?\n\nAnd why.\n"
+    )
     report = brief.check_file(path)
     assert report.ok and report.source_format == "front-matter"
     assert report.fields["objective"] == "How big is X? And why."

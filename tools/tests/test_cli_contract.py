@@ -74,8 +74,12 @@ def test_exit_codes_are_documented_in_conventions():
 
 
 def test_console_script_runs_as_a_real_process(brief_file):
-    proc = subprocess.run([sys.executable, "-m", "research_engine", "brief", "check", str(brief_file())],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "research_engine", "brief", "check", str(brief_file())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0 and "valid" in proc.stdout
 
 

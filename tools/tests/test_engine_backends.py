@@ -42,7 +42,9 @@ def test_a_search_backend_failing_mid_run_moves_the_chain_on(corpus, httpserver,
         calls["brave"] += 1
         found = httpx.get(f"{corpus.url}/search", params={"q": request.args["q"], "format": "json"}).json()
         web = [{"title": r["title"], "url": r["url"], "description": r["content"]} for r in found["results"]]
-        return Response(json.dumps({"type": "search", "web": {"results": web}}), content_type="application/json")
+        return Response(
+            json.dumps({"type": "search", "web": {"results": web}}), content_type="application/json"
+        )
 
     httpserver.expect_request("/searxng/search").respond_with_handler(searxng)
     httpserver.expect_request("/brave/web/search").respond_with_handler(brave)
@@ -65,28 +67,44 @@ def test_a_search_backend_failing_mid_run_moves_the_chain_on(corpus, httpserver,
     assert env["data"]["status"] == "complete"
 
 
-def test_a_model_that_returns_broken_json_then_valid_json_is_understood(corpus, httpserver, tmp_path,
-                                                                       monkeypatch, cli):
+def test_a_model_that_returns_broken_json_then_valid_json_is_understood(
+    corpus, httpserver, tmp_path, monkeypatch, cli
+):
     asked = {"decompose": 0, "other": 0}
-    plan = {"sub_questions": [
-        {"text": "How does the global interpreter lock limit Python threads?", "claim_type": "technical",
-         "angle": "entity", "answers": "what the GIL allows threads to do"},
-        {"text": "What limitations of threads lead Python programs to use processes?", "claim_type": "technical",
-         "angle": "counter", "answers": "the limitations and the alternative"},
-    ]}
+    plan = {
+        "sub_questions": [
+            {
+                "text": "How does the global interpreter lock limit Python threads?",
+                "claim_type": "technical",
+                "angle": "entity",
+                "answers": "what the GIL allows threads to do",
+            },
+            {
+                "text": "What limitations of threads lead Python programs to use processes?",
+                "claim_type": "technical",
+                "angle": "counter",
+                "answers": "the limitations and the alternative",
+            },
+        ]
+    }
 
     def chat(request):
         body = json.loads(request.data)
         task = body["messages"][1]["content"]
         if task.startswith("Decompose the research objective"):
             asked["decompose"] += 1
-            content = ("<think>let me see</think> Sure! {\"sub_questions\": [oops" if asked["decompose"] == 1
-                       else "```json\n" + json.dumps(plan) + "\n```")
+            content = (
+                '<think>let me see</think> Sure! {"sub_questions": [oops'
+                if asked["decompose"] == 1
+                else "```json\n" + json.dumps(plan) + "\n```"
+            )
         else:
             asked["other"] += 1
             content = "I cannot answer in JSON today."  # unusable: the extractive rule answers instead
-        reply = {"choices": [{"message": {"role": "assistant", "content": content}}],
-                 "usage": {"prompt_tokens": 50, "completion_tokens": 10}}
+        reply = {
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10},
+        }
         return Response(json.dumps(reply), content_type="application/json")
 
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
@@ -94,8 +112,14 @@ def test_a_model_that_returns_broken_json_then_valid_json_is_understood(corpus, 
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
 
-    code, out, _, env = cli("run", str(brief_at(tmp_path, budget={"provider_calls": 2000})), "--model", "openai",
-                            "--allow-private", "--json")
+    code, out, _, env = cli(
+        "run",
+        str(brief_at(tmp_path, budget={"provider_calls": 2000})),
+        "--model",
+        "openai",
+        "--allow-private",
+        "--json",
+    )
     assert code == 0, out
     assert asked["decompose"] == 2  # the broken reply was asked for again once, and the second one was used
     run = trace.open_run(env["data"]["run_root"])

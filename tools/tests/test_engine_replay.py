@@ -28,8 +28,15 @@ def test_replay_of_the_committed_example_reports_no_difference(cli):
 
 def test_readme_first_command_runs_offline_and_passes_validate_and_report_check(cli, tmp_path):
     example = example_run()
-    code, out, _, env = cli("run", str(example / "brief.md"), "--replay", str(example / "cassette"),
-                            "--output-path", str(tmp_path / "runs"), "--json")
+    code, out, _, env = cli(
+        "run",
+        str(example / "brief.md"),
+        "--replay",
+        str(example / "cassette"),
+        "--output-path",
+        str(tmp_path / "runs"),
+        "--json",
+    )
     assert code == 0, out
     run = trace.open_run(env["data"]["run_root"])
     assert validate.validate_run(run).ok

@@ -1,4 +1,5 @@
-"""kill -9 at random points of a headless run, then `run --resume`: always a complete, valid tree, nothing lost."""
+"""kill -9 at random points of a headless run, then `run --resume`: always a complete, valid tree,
+nothing lost."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ def _cmd(*args: str) -> list[str]:
 
 def _facts(run_root: Path) -> dict[str, object]:
     run = trace.open_run(run_root)
-    sources = sorted(retrieve.load_source(run, ref)[0]["requested_url"].split("/", 3)[3]
-                     for ref in retrieve.list_sources(run))
+    sources = sorted(
+        retrieve.load_source(run, ref)[0]["requested_url"].split("/", 3)[3]
+        for ref in retrieve.list_sources(run)
+    )
     return {"claims": sorted(c["text"] for c in claims.active_claims(run)), "sources": sources}
 
 
@@ -51,8 +54,13 @@ def test_kill_9_at_random_points_then_resume_always_completes(tmp_path):
 
         # The reference: the same run, never interrupted.
         started = time.monotonic()
-        done = subprocess.run(_cmd("run", str(brief_for(tmp_path / "ref")), "--allow-private", "--json"),
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            _cmd("run", str(brief_for(tmp_path / "ref")), "--allow-private", "--json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         whole = time.monotonic() - started
         reference = _facts(Path(json.loads(done.stdout)["data"]["run_root"]))
@@ -67,7 +75,9 @@ def test_kill_9_at_random_points_then_resume_always_completes(tmp_path):
                 args = _cmd("run", str(brief_for(out)), "--allow-private", "--json")
             else:
                 args = _cmd("run", "--resume", str(run_root), "--json")
-            proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            proc = subprocess.Popen(
+                args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            )
             if len(kills) < 5:
                 delay = rng.uniform(0.3, 0.85 * whole)  # anywhere in the run: startup, lock, any stage
                 time.sleep(delay)

@@ -35,7 +35,9 @@ def mini_web(tmp_path, monkeypatch):
 
 def brief_at(tmp_path: Path, **fields) -> Path:
     path = tmp_path / "brief.yaml"
-    path.write_text(yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs"), **fields}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs"), **fields}), encoding="utf-8"
+    )
     return path
 
 
@@ -61,7 +63,9 @@ def test_extractive_run_completes_offline_and_passes_validate_and_report_check(m
     assert outcome.figures["supported"] >= 4
     code, out, _, _ = cli("validate", str(outcome.run_root))
     assert code == 0, out
-    code, out, _, _ = cli("report", "check", "--run", str(outcome.run_root), str(outcome.run_root / "synthesis/result.md"))
+    code, out, _, _ = cli(
+        "report", "check", "--run", str(outcome.run_root), str(outcome.run_root / "synthesis/result.md")
+    )
     assert code == 0, out
     record = runrecord.read(trace.open_run(outcome.run_root))
     assert record["status"] == "complete" and record["model"]["name"] == "extractive"
@@ -71,9 +75,19 @@ def test_extractive_run_completes_offline_and_passes_validate_and_report_check(m
 def test_every_stage_writes_the_same_trace_tree_the_commands_write(mini_web, tmp_path):
     outcome = loop.run(brief_at(tmp_path), options())
     root = outcome.run_root
-    for rel in ("brief.md", "run.json", "decompose/sub-questions.md", "select/SQ-01.selection.md",
-                "select/SQ-01.candidates.json", "retrieve/SQ-01/SRC-01.md", "consolidate/synthesis.draft.md",
-                "verify/contestation.md", "controller/loop-log.md", "synthesis/result.md", ".state/engine.json"):
+    for rel in (
+        "brief.md",
+        "run.json",
+        "decompose/sub-questions.md",
+        "select/SQ-01.selection.md",
+        "select/SQ-01.candidates.json",
+        "retrieve/SQ-01/SRC-01.md",
+        "consolidate/synthesis.draft.md",
+        "verify/contestation.md",
+        "controller/loop-log.md",
+        "synthesis/result.md",
+        ".state/engine.json",
+    ):
         assert (root / rel).is_file(), rel
     candidates = json.loads((root / "select/SQ-01.candidates.json").read_text())
     angles = {q["info"]["engine"]["angle"] for q in candidates["queries"]}
@@ -145,8 +159,9 @@ def test_token_budget_stops_cleanly_with_a_partial_labelled_result(mini_web, tmp
     critic = ExtractiveModel().critic
     # 4 consolidate calls and the critic spend 5 x 1000 tokens; the budget is gone after cycle 1's critic,
     # while the planted refusal keeps the criterion from being met: the governor stops the run.
-    model = ScriptedModel({"consolidate": planting_consolidate(mini_web, planted), "critic": critic},
-                          tokens_per_call=(800, 200))
+    model = ScriptedModel(
+        {"consolidate": planting_consolidate(mini_web, planted), "critic": critic}, tokens_per_call=(800, 200)
+    )
     outcome = loop.run(brief_at(tmp_path, budget={"model_tokens": 4500}), options(), model=model)
     assert planted
     assert outcome.partial is True
@@ -164,7 +179,9 @@ def test_token_budget_stops_cleanly_with_a_partial_labelled_result(mini_web, tmp
 
 
 def test_budget_spent_exits_7_from_the_cli(mini_web, tmp_path, cli):
-    code, out, _, env = cli("run", str(brief_at(tmp_path, budget={"provider_calls": 3})), "--allow-private", "--json")
+    code, out, _, env = cli(
+        "run", str(brief_at(tmp_path, budget={"provider_calls": 3})), "--allow-private", "--json"
+    )
     assert code == 7
     assert env["data"]["stop_reason"] == "budget:provider_calls"
     assert env["data"]["partial"] is True

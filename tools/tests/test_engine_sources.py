@@ -24,16 +24,22 @@ from research_engine.engine.models import ClaimDraft, ScriptedModel
 
 pytestmark = pytest.mark.slow
 
-OBJECTIVE = ("How large is GDP in Japan and the United States, and do open access articles receive more "
-             "citations?")
+OBJECTIVE = (
+    "How large is GDP in Japan and the United States, and do open access articles receive more citations?"
+)
 PAGES = {
-    "economy/japan-us.html": ("GDP of Japan and the United States", [
-        "The GDP of the United States is several times larger than the GDP of Japan in current US dollars.",
-        "Japan has the larger economy of the two only when measured per square kilometre of land.",
-        "Both countries report national accounts to the World Bank, which publishes them as GDP series.",
-        "Exchange rates move the comparison from year to year, as GDP in current US dollars is converted.",
-        "Statistical offices revise GDP figures for several years after a first estimate is published.",
-    ]),
+    "economy/japan-us.html": (
+        "GDP of Japan and the United States",
+        [
+            "The GDP of the United States is several times larger than the GDP of Japan in current US "
+            "dollars.",
+            "Japan has the larger economy of the two only when measured per square kilometre of land.",
+            "Both countries report national accounts to the World Bank, which publishes them as GDP series.",
+            "Exchange rates move the comparison from year to year, as GDP in current US dollars is "
+            "converted.",
+            "Statistical offices revise GDP figures for several years after a first estimate is published.",
+        ],
+    ),
 }
 
 
@@ -46,8 +52,12 @@ def synthesized_countries() -> str:
     # Afghanistan) and country_JPN, plus the United States as the recorded series rows name it.
     meta, rows = fixture_json("worldbank/countries_page1_per_page2.json")
     _, japan = fixture_json("worldbank/country_JPN.json")
-    usa = {"id": "USA", "iso2Code": "US", "name": "United States",
-           "region": {"id": "NAC", "value": "North America"}}
+    usa = {
+        "id": "USA",
+        "iso2Code": "US",
+        "name": "United States",
+        "region": {"id": "NAC", "value": "North America"},
+    }
     rows = rows + japan + [usa]
     return json.dumps([{**meta, "pages": 1, "per_page": "400", "total": len(rows)}, rows])
 
@@ -58,8 +68,14 @@ def synthesized_catalogue() -> str:
     # for it was recorded; the real call asks per_page=20000 and gets the whole list at once).
     meta, rows = fixture_json("worldbank/indicators_list_page1.json")
     _, topic_rows = fixture_json("worldbank/indicators_by_topic.json")
-    gdp = {"id": "NY.GDP.MKTP.CD", "name": "GDP (current US$)", "unit": "",
-           "source": {"id": "2", "value": "World Development Indicators"}, "sourceNote": "", "topics": []}
+    gdp = {
+        "id": "NY.GDP.MKTP.CD",
+        "name": "GDP (current US$)",
+        "unit": "",
+        "source": {"id": "2", "value": "World Development Indicators"},
+        "sourceNote": "",
+        "topics": [],
+    }
     rows = rows + topic_rows + [gdp]
     return json.dumps([{**meta, "pages": 1, "per_page": "20000", "total": len(rows)}, rows])
 
@@ -83,14 +99,19 @@ class Apis:
         json_type = "application/json;charset=utf-8"
         if path.startswith("/openalex/"):
             if self.openalex_status:
-                return Response(json.dumps({"error": "Too Many Requests", "message": "rate limited"}),
-                                status=self.openalex_status, headers={"Retry-After": "0"},
-                                content_type="application/json")
+                return Response(
+                    json.dumps({"error": "Too Many Requests", "message": "rate limited"}),
+                    status=self.openalex_status,
+                    headers={"Retry-After": "0"},
+                    content_type="application/json",
+                )
             if path == "/openalex/works":
                 first = request.args.get("cursor") == "*"
                 name = "works_cursor_seq_page1" if first else "works_cursor_seq_page2_end"
-                return Response(shared_path("fixtures", "apis", "openalex", f"{name}.json").read_bytes(),
-                                content_type="application/json")
+                return Response(
+                    shared_path("fixtures", "apis", "openalex", f"{name}.json").read_bytes(),
+                    content_type="application/json",
+                )
             for work in self.page1["results"]:  # SYNTHESIZED singleton: the recorded search row of that work
                 if work["doi"].removeprefix("https://doi.org/").lower() in path.lower():
                     return Response(json.dumps(work), content_type="application/json")
@@ -112,8 +133,11 @@ def world(tmp_path, httpserver, monkeypatch):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         body = "".join(f"<p>{p}</p>" for p in paragraphs)
-        path.write_text(f"<!doctype html><html lang='en'><head><title>{title}</title></head><body>"
-                        f"<div role='main'><h1>{title}</h1>{body}</div></body></html>", encoding="utf-8")
+        path.write_text(
+            f"<!doctype html><html lang='en'><head><title>{title}</title></head><body>"
+            f"<div role='main'><h1>{title}</h1>{body}</div></body></html>",
+            encoding="utf-8",
+        )
     apis = Apis()
     httpserver.expect_request(re.compile(".*")).respond_with_handler(apis)
     base = httpserver.url_for("/").rstrip("/")
@@ -128,9 +152,15 @@ def world(tmp_path, httpserver, monkeypatch):
 
 def brief_at(tmp_path: Path, **fields) -> Path:
     path = tmp_path / "brief.yaml"
-    data = {"objective": OBJECTIVE, "deliverable": "a cited memo", "depth": "quick",
-            "claim_types": ["quantitative"], "recency": "any", "output_path": str(tmp_path / "runs"),
-            **fields}
+    data = {
+        "objective": OBJECTIVE,
+        "deliverable": "a cited memo",
+        "depth": "quick",
+        "claim_types": ["quantitative"],
+        "recency": "any",
+        "output_path": str(tmp_path / "runs"),
+        **fields,
+    }
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
 
@@ -155,8 +185,11 @@ def data_reading_model() -> ScriptedModel:
                 match = re.match(r"^(Japan), (GDP \(current US\$\)), (\d{4}): ([\d.]+)$", passage.text)
                 if match:
                     country, indicator, year, value = match.groups()
-                    drafts.append(ClaimDraft(f"{country}'s {indicator} was {value} in {year}.",
-                                             [(source.ref, passage.text)]))
+                    drafts.append(
+                        ClaimDraft(
+                            f"{country}'s {indicator} was {value} in {year}.", [(source.ref, passage.text)]
+                        )
+                    )
                     break
         return drafts
 
@@ -205,8 +238,9 @@ def test_a_run_gathers_from_web_openalex_and_worldbank_and_claims_cite_them(worl
 
 
 def test_sources_option_limits_the_gather_and_is_recorded(world, tmp_path, cli):
-    code, out, _, env = cli("run", str(brief_at(tmp_path)), "--allow-private", "--sources", "web,worldbank",
-                            "--record", "--json")
+    code, out, _, env = cli(
+        "run", str(brief_at(tmp_path)), "--allow-private", "--sources", "web,worldbank", "--record", "--json"
+    )
     assert code == 0, out
     run = trace.open_run(env["data"]["run_root"])
     assert set(sources_by_kind(run)) <= {"web", "worldbank"} and "worldbank" in sources_by_kind(run)
@@ -271,15 +305,19 @@ def test_country_and_indicator_rules():
     assert [c["id"] for c in named] == ["PNG", "EGY", "JPN"]
     words = apigather.indicator_words(text, [c["said"] for c in named])
     assert words == ["population", "world"]
-    catalogue = [{"id": "SP.POP.TOTL", "name": "Population, total", "source": "World Development Indicators"},
-                 {"id": "SP.POP.GROW", "name": "Population growth (annual %)",
-                  "source": "World Development Indicators"},
-                 {"id": "X.TOTL", "name": "Total rate", "source": "Other"}]
+    catalogue = [
+        {"id": "SP.POP.TOTL", "name": "Population, total", "source": "World Development Indicators"},
+        {
+            "id": "SP.POP.GROW",
+            "name": "Population growth (annual %)",
+            "source": "World Development Indicators",
+        },
+        {"id": "X.TOTL", "name": "Total rate", "source": "Other"},
+    ]
     assert [i["id"] for i in apigather.rank_indicators(catalogue, words)] == ["SP.POP.TOTL", "SP.POP.GROW"]
     assert apigather.rank_indicators(catalogue, ["total", "rate"]) == []  # weak words alone choose nothing
     url = apigather.series_url(["JPN", "USA"], "NY.GDP.MKTP.CD")
     assert apigather.parse_series_url(url) == (["JPN", "USA"], "NY.GDP.MKTP.CD", None, None)
-
 
 
 def test_the_extractive_model_cites_a_world_bank_series_and_an_openalex_work_end_to_end(world, tmp_path):
@@ -287,8 +325,11 @@ def test_the_extractive_model_cites_a_world_bank_series_and_an_openalex_work_end
     run = trace.open_run(outcome.run_root)
     kinds = sources_by_kind(run)
     ledger, verdicts = report.claim_state(run)
-    supported = [c for c in ledger.values()
-                 if c["status"] == "active" and (verdicts.get(c["id"]) or {}).get("verdict") == "supported"]
+    supported = [
+        c
+        for c in ledger.values()
+        if c["status"] == "active" and (verdicts.get(c["id"]) or {}).get("verdict") == "supported"
+    ]
     by_source = {e["source"]: c for c in supported for e in c["evidence"]}
 
     series_refs = [ref for ref in by_source if ref in {r for r, _ in kinds["worldbank"]}]

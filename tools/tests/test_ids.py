@@ -46,9 +46,15 @@ def test_ids_grow_past_99_and_sort_numerically(locked_run):
 def test_ids_are_never_reused_even_when_state_is_lost(locked_run):
     from research_engine import documents, retrieve
 
-    doc = documents.Document(kind="web", requested_url="https://example.org/a", final_url=None, status=200,
-                             retrieved_at="2026-01-01T00:00:00Z", body=b"x" * 300,
-                             passages=documents.number_passages([("paragraph", "text " * 60)]))
+    doc = documents.Document(
+        kind="web",
+        requested_url="https://example.org/a",
+        final_url=None,
+        status=200,
+        retrieved_at="2026-01-01T00:00:00Z",
+        body=b"x" * 300,
+        passages=documents.number_passages([("paragraph", "text " * 60)]),
+    )
     assert retrieve.record(locked_run, "SQ-01", doc) == "SQ-01/SRC-01"
     locked_run.path("state", name="ids").unlink()
     assert ids.next_id(locked_run, "src", sq="SQ-01") == "SRC-02"
@@ -62,7 +68,9 @@ def test_threads_allocate_distinct_ids(locked_run):
 
 def _spawn(n: int, args: list[str]) -> list[str]:
     cmd = [sys.executable, "-m", "research_engine", *args]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)
+    ]
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=120)

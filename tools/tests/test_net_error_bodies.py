@@ -40,5 +40,8 @@ def test_secrets_in_urls_never_reach_the_log(httpserver, caplog):
 
 
 def test_redact_secrets_replaces_credential_values_only():
-    assert redact_secrets("https://a/b?q=gdp&api_key=abc&token=t1") == "https://a/b?q=gdp&api_key=REDACTED&token=REDACTED"
+    assert (
+        redact_secrets("https://a/b?q=gdp&api_key=abc&token=t1")
+        == "https://a/b?q=gdp&api_key=REDACTED&token=REDACTED"
+    )
     assert redact_secrets("https://a/b?keyword=x") == "https://a/b?keyword=x"

@@ -29,8 +29,19 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 
 def test_required_top_level_layout_exists():
-    for name in (".claude", "schema", "docs", "tools", "examples", "runs", "AGENTS.md", "CLAUDE.md",
-                 "repo-manifest.json", "pyproject.toml", "README.md"):
+    for name in (
+        ".claude",
+        "schema",
+        "docs",
+        "tools",
+        "examples",
+        "runs",
+        "AGENTS.md",
+        "CLAUDE.md",
+        "repo-manifest.json",
+        "pyproject.toml",
+        "README.md",
+    ):
         assert (ROOT / name).exists(), name
     assert (ROOT / "runs" / ".keep").exists()
     assert "runs/*" in (ROOT / ".gitignore").read_text()

@@ -49,8 +49,16 @@ def test_slug_is_always_safe_kebab(text):
 
 def test_scaffold_creates_the_trace_tree(tmp_path):
     run = trace.scaffold(tmp_path / "out", "20261121-000000-x")
-    for sub in ("decompose", "select", "retrieve", "snapshots", "consolidate", "verify/evidence", "controller",
-                "synthesis"):
+    for sub in (
+        "decompose",
+        "select",
+        "retrieve",
+        "snapshots",
+        "consolidate",
+        "verify/evidence",
+        "controller",
+        "synthesis",
+    ):
         assert (run.root / sub).is_dir(), sub
 
 
@@ -155,7 +163,6 @@ def test_iso_is_utc_with_z():
     stamp = trace.iso(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     assert stamp == "2026-01-02T03:04:05Z"
     assert Path  # keep import used
-
 
 
 def test_atomic_write_honours_the_umask_not_mkstemp_0600(tmp_path):

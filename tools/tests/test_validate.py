@@ -51,9 +51,15 @@ def test_missing_brief_is_reported(locked_run):
 def _recorded_source(run):
     from research_engine import documents, retrieve
 
-    doc = documents.Document(kind="web", requested_url="https://example.org/a", final_url=None, status=200,
-                             retrieved_at="2026-01-01T00:00:00Z", body=b"<p>" + b"x" * 300 + b"</p>",
-                             passages=documents.number_passages([("paragraph", "text " * 60)]))
+    doc = documents.Document(
+        kind="web",
+        requested_url="https://example.org/a",
+        final_url=None,
+        status=200,
+        retrieved_at="2026-01-01T00:00:00Z",
+        body=b"<p>" + b"x" * 300 + b"</p>",
+        passages=documents.number_passages([("paragraph", "text " * 60)]),
+    )
     return retrieve.record(run, "SQ-01", doc)
 
 

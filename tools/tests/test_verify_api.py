@@ -52,8 +52,9 @@ def _worldbank_run(apis, client, brief_file, page1: bytes):
     run = locked_private_run(brief_file)
     sq = decompose.add(run, "How large is Japan's economy?", "quantitative")
     refs = record_series(run, sq, worldbank.fetch_series("JPN;USA", "NY.GDP.MKTP.CD", client=client))
-    clm = claims.add_claim(run, sq, "Japan's GDP was 5081769542379.77 current US dollars in 2019.", [refs[0]],
-                           [JAPAN_2019])
+    clm = claims.add_claim(
+        run, sq, "Japan's GDP was 5081769542379.77 current US dollars in 2019.", [refs[0]], [JAPAN_2019]
+    )
     return run, clm, state
 
 
@@ -80,8 +81,9 @@ def test_a_revised_world_bank_value_refuses_the_claim(apis, client, brief_file):
 
 def test_an_openalex_work_is_re_issued_and_its_abstract_rebuilt(apis, client, brief_file):
     path = "/openalex/works/https://doi.org/10.1073/pnas.1414271111"
-    apis.expect_request(path).respond_with_data(recorded("openalex/work_by_doi.json"),
-                                                content_type="application/json")
+    apis.expect_request(path).respond_with_data(
+        recorded("openalex/work_by_doi.json"), content_type="application/json"
+    )
     run = locked_private_run(brief_file)
     sq = decompose.add(run, "What limits hydrogels as materials?", "technical")
     fetched = openalex.get_work("10.1073/pnas.1414271111", client=client)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -119,8 +119,15 @@ class EnvelopeGroup(TyperGroup):
     """The root group: usage errors keep the --json contract (one envelope on stdout, exit 2), and an
     argument that is not valid UTF-8 is bad input rather than a crash deep inside a write."""
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         json_mode = "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
         bad = _undecodable(argv)
@@ -129,13 +136,22 @@ class EnvelopeGroup(TyperGroup):
             emit(_command_name(self, argv), json_mode, Result(exit_code=ExitCode.BAD_INPUT, errors=[problem]))
             sys.exit(int(ExitCode.BAD_INPUT))
         if not json_mode or not standalone_mode:
-            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(
+                argv,
+                prog_name,
+                complete_var,
+                standalone_mode,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
         # typer >= 0.29 vendors click; its exceptions live under typer.
         from typer import _click
         from typer.exceptions import Abort
 
         try:
-            code = super().main(argv, prog_name, complete_var, False, **extra)
+            code = super().main(
+                argv, prog_name, complete_var, False, windows_expand_args=windows_expand_args, **extra
+            )
         except _click.exceptions.ClickException as exc:
             usage = isinstance(exc, _click.exceptions.UsageError)
             code = ExitCode.BAD_INPUT if usage or not 1 <= exc.exit_code <= 7 else exc.exit_code
@@ -143,8 +159,11 @@ class EnvelopeGroup(TyperGroup):
             emit(_command_name(self, argv), True, Result(exit_code=code, errors=[problem]))
         except Abort:
             code = ExitCode.INTERRUPTED
-            emit(_command_name(self, argv), True,
-                 Result(exit_code=code, errors=[Problem("interrupted", "interrupted")]))
+            emit(
+                _command_name(self, argv),
+                True,
+                Result(exit_code=code, errors=[Problem("interrupted", "interrupted")]),
+            )
         sys.exit(int(code) if isinstance(code, int) else 0)
 
 

@@ -12,7 +12,9 @@ from research_engine.errors import ExitCode
 
 brief_app = typer.Typer(help="Check and lock research briefs.", no_args_is_help=True)
 
-FileArg = Annotated[Path, typer.Argument(help="A brief: YAML, Markdown with YAML front matter, or a plain request.")]
+FileArg = Annotated[
+    Path, typer.Argument(help="A brief: YAML, Markdown with YAML front matter, or a plain request.")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +60,8 @@ def lock(
         str | None, typer.Option("--output-path", help="Directory for the run (overrides the brief's).")
     ] = None,
     allow_private: Annotated[
-        bool, typer.Option("--allow-private", help="Record that this run may fetch loopback/private addresses.")
+        bool,
+        typer.Option("--allow-private", help="Record that this run may fetch loopback/private addresses."),
     ] = False,
     json_: JsonOpt = False,
 ) -> None:

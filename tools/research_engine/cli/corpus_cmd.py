@@ -9,8 +9,9 @@ import typer
 
 from research_engine.cli._common import JsonOpt, Result
 
-corpus_app = typer.Typer(help="Serve a local document collection with a SearXNG-compatible search.",
-                         no_args_is_help=True)
+corpus_app = typer.Typer(
+    help="Serve a local document collection with a SearXNG-compatible search.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -47,6 +47,7 @@ def fetch(
         from research_engine.net import HttpClient
 
         target_run = None
+        target_sq = ""  # set with target_run: --run and --sq go together
         run_private = False
         if run is not None or sq is not None:
             if run is None or sq is None:
@@ -55,7 +56,7 @@ def fetch(
                 )
             from research_engine import runrecord, trace
 
-            target_run = trace.open_run(run)
+            target_run, target_sq = trace.open_run(run), sq
             run_private = bool(runrecord.read(target_run).get("allow_private"))
 
         with HttpClient(
@@ -115,7 +116,7 @@ def fetch(
             )
         from research_engine import retrieve
 
-        ref = retrieve.record(target_run, sq, doc, query=query)
+        ref = retrieve.record(target_run, target_sq, doc, query=query)
         data["source"] = ref
         data["path"] = str(retrieve.source_path(target_run, ref))
         return Result(data=data, text=f"{ref} {doc.final_url} ({len(doc.passages)} passages)")

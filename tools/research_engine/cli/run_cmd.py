@@ -26,9 +26,12 @@ def _summary(outcome: dict) -> str:
     if outcome.get("partial"):
         state += ", PARTIAL result"
     lines.append(f"  status: {state}; cycles: {outcome['cycles']}")
-    lines.append(f"  sub-questions {figures['sub_questions']}, sources {figures['sources']}, claims "
-                 f"{figures['claims']} ({figures['supported']} supported, {figures['refused']} refused), "
-                 f"failed fetches {figures['failed_fetches']}, drafts rejected by the gate {figures['rejected_drafts']}")
+    lines.append(
+        f"  sub-questions {figures['sub_questions']}, sources {figures['sources']}, claims "
+        f"{figures['claims']} ({figures['supported']} supported, {figures['refused']} refused), "
+        f"failed fetches {figures['failed_fetches']}, "
+        f"drafts rejected by the gate {figures['rejected_drafts']}"
+    )
     spent = figures["budgets"]["spent"]
     limits = figures["budgets"]["set"]
     lines.append("  spent: " + ", ".join(f"{k} {spent[k]}/{limits.get(k, '-')}" for k in spent))
@@ -46,32 +49,69 @@ def _summary(outcome: dict) -> str:
 
 
 def run(
-    brief: Annotated[Path | None, typer.Argument(help="The brief (YAML, Markdown with front matter, or a request); "
-                                                      "a locked brief.md re-runs its fields.")] = None,
-    model: Annotated[str, typer.Option("--model", help="Who supplies judgement: extractive (default, no LLM), "
-                                       "openai (RESEARCH_ENGINE_MODEL_BASE_URL...), or openai:<model>.")] = "extractive",
-    depth: Annotated[str | None, typer.Option("--depth", help="Override the brief's depth: quick, standard, deep.")
-                     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan by rule, search and select; print the planned "
-                                          "queries and selected URLs; stop before any model call.")] = False,
-    record: Annotated[bool, typer.Option("--record", help="Keep every HTTP exchange in <run>/cassette/.")] = False,
-    replay_from: Annotated[Path | None, typer.Option("--replay", help="Serve every HTTP exchange from this "
-                                                     "cassette directory: offline, no keys.")] = None,
-    resume_run: Annotated[Path | None, typer.Option("--resume", help="Continue this run from its trace tree.")
-                          ] = None,
-    output_path: Annotated[str | None, typer.Option("--output-path", help="Directory for the run (overrides the "
-                                                    "brief's).")] = None,
-    allow_private: Annotated[bool, typer.Option("--allow-private", help="Allow loopback/private addresses (a local "
-                                                "corpus); recorded in run.json.")] = False,
-    max_tokens: Annotated[int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
-                          ] = None,
-    sources: Annotated[str | None, typer.Option("--sources", help="Where to gather: a comma-separated subset of "
-                                                "web,openalex,worldbank (default: all three; a replay uses the "
-                                                "recorded list).")] = None,
+    brief: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The brief (YAML, Markdown with front matter, or a request); "
+            "a locked brief.md re-runs its fields."
+        ),
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Who supplies judgement: extractive (default, no LLM), "
+            "openai (RESEARCH_ENGINE_MODEL_BASE_URL...), or openai:<model>.",
+        ),
+    ] = "extractive",
+    depth: Annotated[
+        str | None, typer.Option("--depth", help="Override the brief's depth: quick, standard, deep.")
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Plan by rule, search and select; print the planned "
+            "queries and selected URLs; stop before any model call.",
+        ),
+    ] = False,
+    record: Annotated[
+        bool, typer.Option("--record", help="Keep every HTTP exchange in <run>/cassette/.")
+    ] = False,
+    replay_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay", help="Serve every HTTP exchange from this cassette directory: offline, no keys."
+        ),
+    ] = None,
+    resume_run: Annotated[
+        Path | None, typer.Option("--resume", help="Continue this run from its trace tree.")
+    ] = None,
+    output_path: Annotated[
+        str | None, typer.Option("--output-path", help="Directory for the run (overrides the brief's).")
+    ] = None,
+    allow_private: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private", help="Allow loopback/private addresses (a local corpus); recorded in run.json."
+        ),
+    ] = False,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
+    ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Where to gather: a comma-separated subset of "
+            "web,openalex,worldbank (default: all three; a replay uses the "
+            "recorded list).",
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify, control,
-    loop, synthesize; the same trace tree the skill bundle writes.
+    """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify,
+    control, loop, synthesize; the same trace tree the skill bundle writes.
 
     Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions)
     and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
@@ -97,13 +137,22 @@ def run(
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
                 if model.split(":", 1)[0] not in MODELS:
-                    raise BadInput(f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
-                                   code="bad-model", field="model")
+                    raise BadInput(
+                        f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
+                        code="bad-model",
+                        field="model",
+                    )
                 if depth is not None and depth not in DEPTHS:
-                    raise BadInput(f"depth must be one of {', '.join(DEPTHS)}", code="bad-depth", field="depth")
+                    raise BadInput(
+                        f"depth must be one of {', '.join(DEPTHS)}", code="bad-depth", field="depth"
+                    )
                 options = loop.EngineOptions(
-                    model=model, depth=depth, dry_run=dry_run, record=record,
-                    replay=str(replay_from) if replay_from else None, output_path=output_path,
+                    model=model,
+                    depth=depth,
+                    dry_run=dry_run,
+                    record=record,
+                    replay=str(replay_from) if replay_from else None,
+                    output_path=output_path,
                     allow_private=allow_private,
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
@@ -121,8 +170,12 @@ def run(
 
 
 def replay(
-    run_dir: Annotated[Path, typer.Argument(help="A run recorded with `run --record` (e.g. one under examples/).")],
-    keep: Annotated[Path | None, typer.Option("--keep", help="Keep the replayed run under this directory.")] = None,
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run recorded with `run --record` (e.g. one under examples/).")
+    ],
+    keep: Annotated[
+        Path | None, typer.Option("--keep", help="Keep the replayed run under this directory.")
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Re-execute a recorded run offline from its cassette and report any difference from its trace
@@ -135,9 +188,11 @@ def replay(
         from research_engine.engine.replay import replay_run
 
         report = replay_run(run_dir, keep=keep)
-        lines = [f"replay of {report.recorded}: "
-                 + ("no difference" if report.identical else f"{len(report.differences)} difference(s)")
-                 + f" ({report.compared} files compared)"]
+        lines = [
+            f"replay of {report.recorded}: "
+            + ("no difference" if report.identical else f"{len(report.differences)} difference(s)")
+            + f" ({report.compared} files compared)"
+        ]
         for diff in report.differences[:50]:
             where = f" line {diff['line']}" if "line" in diff else ""
             lines.append(f"  {diff['kind']}: {diff['path']}{where}")
@@ -146,7 +201,10 @@ def replay(
                 lines.append(f"    replayed: {diff['replayed']}")
         for miss in report.misses[:20]:
             lines.append(f"  not in the cassette: {miss}")
-        return Result(data=report.to_dict(), text="\n".join(lines),
-                      exit_code=ExitCode.OK if report.identical else ExitCode.CHECK_FAILED)
+        return Result(
+            data=report.to_dict(),
+            text="\n".join(lines),
+            exit_code=ExitCode.OK if report.identical else ExitCode.CHECK_FAILED,
+        )
 
     run_command("replay", json_, body)

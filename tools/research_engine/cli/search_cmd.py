@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from research_engine.cli._common import JsonOpt, Result, run_command
+
+if TYPE_CHECKING:
+    from research_engine.sources.search import SearchOutcome
 
 RecordRunOpt = Annotated[
     str | None,
@@ -70,7 +74,7 @@ def search(
     run_command("search", json_, body)
 
 
-def render(outcome, recorded) -> str:
+def render(outcome: SearchOutcome, recorded: Mapping[str, str] | None) -> str:
     chain = ", ".join(
         f"{a.backend} {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in outcome.chain
     )

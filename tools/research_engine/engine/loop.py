@@ -11,9 +11,11 @@ commands call, so a headless run writes exactly the trace an agent would:
                 sources.openalex.search_works / World Bank series candidates   openalex, worldbank;
                 (rules in engine.apigather)                                     an API failure is an event)
     select      model.select_reason        -> selection.log_selection  (select log)
-    retrieve    net.HttpClient + extract   -> retrieve.record          (one failing source never sinks the run)
-    consolidate model.consolidate          -> claims.add_claim         (the grounding gate: a rejected draft is
-                                                                        logged and dropped, never forced)
+    retrieve    net.HttpClient + extract   -> retrieve.record          (one failing source never sinks
+                                                                        the run)
+    consolidate model.consolidate          -> claims.add_claim         (the grounding gate: a rejected
+                                                                        draft is logged and dropped, never
+                                                                        forced)
     verify      verify.prepare -> model.verify per claim -> verify.record -> verify.close
     critic      model.critic               -> critic.add / critic.close
     control     controller.control         -> stop, or remediate and loop:
@@ -48,11 +50,12 @@ routes; it calls the tools in order and carries their results.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -303,8 +306,12 @@ def _provider_prefixes() -> tuple[str, ...]:
     from research_engine.sources import endpoints
 
     searxng = (os.environ.get("SEARXNG_URL") or "").rstrip("/")
-    # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are fetches.
-    prefixes = [searxng + "/search" if searxng else "", os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL") or ""]
+    # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are
+    # fetches.
+    prefixes = [
+        searxng + "/search" if searxng else "",
+        os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL") or "",
+    ]
     for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo"):
         try:
             prefixes.append(endpoints.base_url(name))
@@ -325,7 +332,7 @@ def _brief_for_lock(path: Path, scratch: Path) -> Path:
     if not text.lstrip().startswith("---"):
         return path
     try:
-        meta = dict(frontmatter.loads(text.lstrip()).metadata)
+        meta: dict[str, Any] = dict(frontmatter.loads(text.lstrip()).metadata)
     except Exception:  # not ours to judge here; brief.lock reports malformed front matter
         return path
     if "locked" not in meta:
@@ -435,10 +442,9 @@ class Engine:
 
     def close(self) -> None:
         for client in self._clients:
-            try:
+            # Closing is best effort; the run's state is already on disk.
+            with suppress(Exception):
                 client.close()
-            except Exception:  # closing is best effort; the run's state is already on disk
-                pass
 
     # -- the journal's figures -----------------------------------------------------------------------
 
@@ -516,7 +522,7 @@ class Engine:
                     decision = self._cycle(cycle)
                     if decision["action"] == "stop":
                         break
-                    self.step(f"c{cycle:02d}:remediate", lambda c=cycle, d=decision: self._remediate(c, d))
+                    self.step(f"c{cycle:02d}:remediate", functools.partial(self._remediate, cycle, decision))
                     cycle += 1
             self.step("synthesize", lambda: self._synthesize(partial=False))
             self.journal.data["status"] = "done"
@@ -533,16 +539,16 @@ class Engine:
         tag = f"c{cycle:02d}"
         for sq in sorted(plan):
             self.progress.stage("gather", cycle=cycle, sq=sq)
-            self.step(f"{tag}:gather:{sq}", lambda s=sq: self._gather(cycle, s, plan[s]))
+            self.step(f"{tag}:gather:{sq}", functools.partial(self._gather, cycle, sq, plan[sq]))
         for sq in sorted(plan):
             self.progress.stage("select", cycle=cycle, sq=sq)
-            self.step(f"{tag}:select:{sq}", lambda s=sq: self._select(cycle, s))
+            self.step(f"{tag}:select:{sq}", functools.partial(self._select, cycle, sq))
         for sq in sorted(plan):
             self.progress.stage("retrieve", cycle=cycle, sq=sq)
-            self.step(f"{tag}:retrieve:{sq}", lambda s=sq: self._retrieve(cycle, s))
+            self.step(f"{tag}:retrieve:{sq}", functools.partial(self._retrieve, cycle, sq))
         for sq in sorted(plan):
             self.progress.stage("consolidate", cycle=cycle, sq=sq)
-            self.step(f"{tag}:consolidate:{sq}", lambda s=sq: self._consolidate(cycle, s))
+            self.step(f"{tag}:consolidate:{sq}", functools.partial(self._consolidate, cycle, sq))
         self.progress.stage("verify", cycle=cycle)
         self.step(f"{tag}:verify", lambda: self._verify(cycle))
         self.progress.stage("critic", cycle=cycle)
@@ -708,8 +714,10 @@ class Engine:
         if self._source_down("openalex"):
             return {"skipped": f"down: {self._source_down('openalex')}"}
         asked = {e["query"] for e in self._api_entries(sq, "openalex search")}
-        if any((e.get("info") or {}).get("engine", {}).get("cycle") == cycle
-               for e in self._api_entries(sq, "openalex search")):
+        if any(
+            (e.get("info") or {}).get("engine", {}).get("cycle") == cycle
+            for e in self._api_entries(sq, "openalex search")
+        ):
             return {"searched": 0}  # this cycle's search was recorded before a kill
         options = [apigather.openalex_query(question["text"])] if cycle == 1 else []
         options += [q["query"] for q in queries]
@@ -873,8 +881,12 @@ class Engine:
             return None, f"{result.error}: {result.error_detail or ''}".strip(": ")
         try:
             with self.clock.timed("extract"):
-                page = extract_document(result.body, content_type=result.content_type,
-                                        url=result.final_url or result.url, text=result.text)
+                page = extract_document(
+                    result.body,
+                    content_type=result.content_type,
+                    url=result.final_url or result.url,
+                    text=result.text,
+                )
         except ResearchEngineError as exc:
             return None, f"decode-error: {exc.message}"
         if page.thin:
@@ -1115,7 +1127,8 @@ class Engine:
         }
 
     def _remediate(self, cycle: int, decision: dict[str, Any]) -> dict[str, Any]:
-        """Turn the controller's decision into cycle+1's plan: which sub-questions to search again, and how."""
+        """Turn the controller's decision into cycle+1's plan: which sub-questions to search again, and
+        how."""
         from research_engine import claims, controller, critic, decompose
 
         action, targets = decision["action"], decision["targets"]
@@ -1184,7 +1197,7 @@ class Engine:
         else:  # go-deeper, re-retrieve: more angles and a new selection round for the targets' sub-questions
             for target in targets:
                 sq = target if target in sqs else (ledger.get(target) or {}).get("sub_question")
-                if sq in sqs:
+                if sq is not None and sq in sqs:
                     add(sq, self._angle_queries(sqs[sq], list(reversed(ANGLES)), searched[sq]))
         for sq in plan:  # an empty query list still re-selects among candidates already found
             plan[sq] = [q for q in plan[sq] if q["query"] not in searched.get(sq, set())]
@@ -1235,8 +1248,9 @@ class Engine:
             )
         return sections
 
-    def _synthesize(self, *, partial: bool, why: str | None = None, spend_nothing: bool = False,
-                    finish: bool = True) -> dict[str, Any]:
+    def _synthesize(
+        self, *, partial: bool, why: str | None = None, spend_nothing: bool = False, finish: bool = True
+    ) -> dict[str, Any]:
         from research_engine import report
         from research_engine.engine.extractive import ExtractiveModel
 
@@ -1261,8 +1275,11 @@ class Engine:
         if not finish:
             checked = report.check(self.run, draft)
             if not checked.ok:
-                raise CheckFailed("the partial draft does not pass `report check`", code="report-check-failed",
-                                  problems=checked.problems)
+                raise CheckFailed(
+                    "the partial draft does not pass `report check`",
+                    code="report-check-failed",
+                    problems=checked.problems,
+                )
             return {"result": None, "fallback_writer": fallback, "partial": partial}
         finished = report.finish(self.run, draft)
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
@@ -1279,10 +1296,8 @@ class Engine:
         if not stopped and decompose.load(self.run):
             # The spend is in run.json, so the governor stops the run and says why in the loop log
             # (criterion first: a run whose criterion is met when the money runs out is complete).
-            try:
+            with suppress(CheckFailed):
                 controller.control(self.run)
-            except CheckFailed:
-                pass
             log = controller.load_loop_log(self.run)
             stopped = bool(log["cycles"]) and log["cycles"][-1]["decision"]["action"] == "stop"
         decided = log["cycles"][-1]["decision"]["stop_reason"] if stopped else None
@@ -1311,13 +1326,21 @@ class Engine:
             problems = [p.message for p in exc.all_problems()]
 
             def note_draft(rec: dict[str, Any]) -> None:
-                rec["result"] = {"path": self.run.relative(self.run.path("result_draft")), "partial": True,
-                                 "passes_report_check": False, "problems": problems}
+                rec["result"] = {
+                    "path": self.run.relative(self.run.path("result_draft")),
+                    "partial": True,
+                    "passes_report_check": False,
+                    "problems": problems,
+                }
 
             runrecord.update(self.run, note_draft)
             self.journal.mark("synthesize", {"result": None, "partial": True, "problems": problems})
-        runrecord.update(self.run, lambda rec: rec.update(partial=partial, status="stopped" if partial
-                                                          else rec.get("status"), stop_reason=stop_reason))
+        runrecord.update(
+            self.run,
+            lambda rec: rec.update(
+                partial=partial, status="stopped" if partial else rec.get("status"), stop_reason=stop_reason
+            ),
+        )
 
     # -- dry run ---------------------------------------------------------------------------------------
 
@@ -1327,8 +1350,8 @@ class Engine:
         plan = self.journal.data["plans"].get("1") or {}
         planned: dict[str, Any] = {}
         for sq in sorted(plan):
-            self.step(f"c01:gather:{sq}", lambda s=sq: self._gather(1, s, plan[s]))
-            self.step(f"c01:select:{sq}", lambda s=sq: self._select(1, s))
+            self.step(f"c01:gather:{sq}", functools.partial(self._gather, 1, sq, plan[sq]))
+            self.step(f"c01:select:{sq}", functools.partial(self._select, 1, sq))
             planned[sq] = {
                 "text": decompose.get(self.run, sq)["text"],
                 "queries": [q["query"] for q in plan[sq]],
@@ -1421,6 +1444,7 @@ class Engine:
         status = record.get("status") or "running"
         if self.options.dry_run:
             status = "dry-run"
+        usage = getattr(self.raw_model, "usage", None)
         figures = {
             "sub_questions": len(decompose.load(self.run)),
             "sources": len(retrieve.list_sources(self.run)),
@@ -1432,9 +1456,7 @@ class Engine:
             "rejected_drafts": self.rejected_drafts,
             "budgets": {"set": self.budget.limits, "spent": self.budget.spent()},
             "timings": self.journal.data.get("timings") or {},
-            "model": getattr(self.raw_model, "usage", None).to_dict()
-            if getattr(self.raw_model, "usage", None) is not None
-            else None,
+            "model": usage.to_dict() if usage is not None else None,
         }
         if self.cassette is not None and hasattr(self.cassette, "misses"):
             figures["replay_misses"] = list(self.cassette.misses)
@@ -1531,7 +1553,8 @@ def start(
     config["allow_private"] = options.allow_private
     config["sources"] = list(options.sources)
     if legacy:
-        config["sources_unrecorded"] = True  # replaying a cassette from before --sources: keep its trace as it was
+        # Replaying a cassette from before --sources: keep its trace as it was.
+        config["sources_unrecorded"] = True
     journal.data["options"] = options.to_dict()
     journal.data["config"] = config
     journal.save()

@@ -313,7 +313,8 @@ class OpenAIModel:
         for item in items if isinstance(items, list) else []:
             if not isinstance(item, dict) or not str(item.get("text") or "").strip():
                 continue
-            claim_type = item.get("claim_type") if item.get("claim_type") in CLAIM_TYPES else types[0]
+            raw_type = item.get("claim_type")
+            claim_type = raw_type if isinstance(raw_type, str) and raw_type in CLAIM_TYPES else types[0]
             angle = item.get("angle") if item.get("angle") in ANGLES else None
             answers = str(item["answers"]).strip() if item.get("answers") else None
             plans.append(
@@ -484,8 +485,11 @@ def _grounded_claims(items: list[Any], sources: list[SourceText]) -> list[ClaimD
         if not evidence or len(evidence) != len(item.get("evidence") or []):
             log.info("dropping claim %r: not every quote was found in its source", str(item.get("text"))[:80])
             continue
+        raw_confidence = item.get("confidence")
         confidence = (
-            item.get("confidence") if item.get("confidence") in ("high", "medium", "low") else "medium"
+            raw_confidence
+            if isinstance(raw_confidence, str) and raw_confidence in ("high", "medium", "low")
+            else "medium"
         )
         out.append(
             ClaimDraft(text=" ".join(str(item["text"]).split()), evidence=evidence, confidence=confidence)

@@ -25,17 +25,17 @@ import contextlib
 import email.utils
 import logging
 import os
-import re
 import random
+import re
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from research_engine import __version__
@@ -48,6 +48,9 @@ from research_engine.net.politeness import Gate
 from research_engine.net.robots import MAX_ROBOTS_BYTES, RobotsPolicy
 from research_engine.trace import iso
 
+if TYPE_CHECKING:
+    import httpx  # imported where it is used: the CLI starts without it
+
 log = logging.getLogger("research_engine.net")
 
 ERROR_BODY_MAX = 64 * 1024  # enough for an API's {error, message}; error pages are not sources
@@ -57,6 +60,7 @@ _SECRET_PARAM_RE = re.compile(r"(?i)\b(api_key|apikey|key|token|access_token|aut
 def redact_secrets(text: str) -> str:
     """`text` with credential query values (api_key=..., token=...) replaced: logs never hold secrets."""
     return _SECRET_PARAM_RE.sub(lambda m: f"{m.group(1)}=REDACTED", text)
+
 
 USER_AGENT = f"research-engine/{__version__} (+https://github.com/research-engine/research-engine)"
 MAX_REDIRECTS = 5
@@ -137,7 +141,7 @@ class FetchResult:
 # ---------------------------------------------------------------- connecting only to checked addresses
 
 
-def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lock):
+def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lock) -> httpx.BaseTransport:
     """An httpx transport whose sockets go only to addresses the guard checked for (host, port)."""
     import httpcore
     import httpx
@@ -146,7 +150,14 @@ def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lo
         def __init__(self) -> None:
             self._inner = httpcore.SyncBackend()
 
-        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore.NetworkStream:
             with lock:
                 addresses = list(pins.get((host.lower(), int(port)), ()))
             if not addresses:
@@ -159,9 +170,10 @@ def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lo
                     return self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
                 except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                     last = exc
-            raise last  # type: ignore[misc]
+            assert last is not None  # addresses is not empty, so every attempt failed with an error
+            raise last
 
-        def connect_unix_socket(self, *args, **kwargs):
+        def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
             raise httpcore.ConnectError("unix sockets are never used")
 
         def sleep(self, seconds: float) -> None:
@@ -174,11 +186,11 @@ def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lo
         return cls(str(exc), request=request)
 
     class Stream(httpx.SyncByteStream):
-        def __init__(self, inner, request) -> None:
+        def __init__(self, inner: Iterable[bytes], request: httpx.Request) -> None:
             self._inner = inner
             self._request = request
 
-        def __iter__(self):
+        def __iter__(self) -> Iterator[bytes]:
             try:
                 yield from self._inner
             except httpcore.TimeoutException as exc:
@@ -222,6 +234,8 @@ def _pinned_transport(pins: dict[tuple[str, int], list[str]], lock: threading.Lo
                 httpcore.UnsupportedProtocol,
             ) as exc:
                 raise _mapped(exc, request) from exc
+            # A sync pool's body is a sync iterable; httpx's own HTTPTransport asserts the same.
+            assert isinstance(response.stream, Iterable)
             return httpx.Response(
                 status_code=response.status,
                 headers=response.headers,
@@ -464,8 +478,12 @@ class HttpClient:
             if (kind, key) in self._noted:
                 return
             self._noted.add((kind, key))
-            self.overrides.append({"kind": kind, **{k: redact_secrets(str(v)) if isinstance(v, str) else v
-                                                    for k, v in details.items()}})
+            self.overrides.append(
+                {
+                    "kind": kind,
+                    **{k: redact_secrets(str(v)) if isinstance(v, str) else v for k, v in details.items()},
+                }
+            )
         log.warning("%s: %s", kind, ", ".join(f"{k}={redact_secrets(str(v))}" for k, v in details.items()))
 
     def _failure(
@@ -763,7 +781,10 @@ class HttpClient:
                 if time.monotonic() + wait > deadline:
                     return exchange
             log.info(
-                "retrying %s after %s (attempt %d)", redact_secrets(url), exchange.error or exchange.status, attempt + 1
+                "retrying %s after %s (attempt %d)",
+                redact_secrets(url),
+                exchange.error or exchange.status,
+                attempt + 1,
             )
             if wait:
                 time.sleep(wait)

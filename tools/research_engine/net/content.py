@@ -16,6 +16,10 @@ from __future__ import annotations
 import codecs
 import re
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zlib import _Decompress  # typeshed's name for the decompressor object
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "html": ("text/html", "application/xhtml+xml"),
@@ -85,6 +89,7 @@ class Decoder:
         enc = (encoding or "identity").strip().lower()
         self.max_bytes = max_bytes
         self.produced = 0
+        self._z: _Decompress | None
         if enc in ("identity", ""):
             self._z = None
         elif enc in ("gzip", "x-gzip"):
@@ -97,24 +102,24 @@ class Decoder:
         self.encoding = enc
 
     def feed(self, chunk: bytes) -> bytes:
-        out = chunk if self._z is None else self._decompress(chunk)
+        out = chunk if self._z is None else self._decompress(self._z, chunk)
         self.produced += len(out)
         if self.produced > self.max_bytes:
             raise TooLarge(f"decoded body exceeds {self.max_bytes} bytes")
         return out
 
-    def _decompress(self, chunk: bytes) -> bytes:
+    def _decompress(self, z: _Decompress, chunk: bytes) -> bytes:
         room = self.max_bytes - self.produced + 1  # one byte past the cap proves the overflow
         try:
-            out = self._z.decompress(chunk, room)
+            out = z.decompress(chunk, room)
         except zlib.error as exc:
             if self.encoding == "deflate" and self.produced == 0 and getattr(self, "_deflate_probe", False):
                 # Some servers send raw deflate without the zlib header.
                 self._deflate_probe = False
                 self._z = zlib.decompressobj(-zlib.MAX_WBITS)
-                return self._decompress(chunk)
+                return self._decompress(self._z, chunk)
             raise DecodeError(f"corrupt {self.encoding} data: {exc}") from exc
-        if self._z.unconsumed_tail:
+        if z.unconsumed_tail:
             # Output was cut at the cap while input remains: the body is too large.
             raise TooLarge(f"decoded body exceeds {self.max_bytes} bytes")
         return out
@@ -160,11 +165,11 @@ def _strict(body: bytes, charset: str | None) -> str | None:
 
 def decode_text(body: bytes, declared: str | None, family: str | None) -> tuple[str, str]:
     """(text, charset used); never raises. JSON defaults to UTF-8 (RFC 8259)."""
-    for bom, name in _BOM_CODECS:
+    for bom, bom_codec in _BOM_CODECS:
         if body.startswith(bom):
-            text = _strict(body[len(bom) :], name)
+            text = _strict(body[len(bom) :], bom_codec)
             if text is not None:
-                return text, name
+                return text, bom_codec
     candidates: list[str | None] = [_codec(declared)]
     if family == "html":
         match = _META_CHARSET.search(body[:4096])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 
@@ -31,7 +31,13 @@ class _Host:
 
 class Gate:
     def __init__(
-        self, *, interval: float, per_host: int, global_limit: int, clock=time.monotonic, sleep=time.sleep
+        self,
+        *,
+        interval: float,
+        per_host: int,
+        global_limit: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.interval = max(0.0, interval)
         self.per_host = max(1, per_host)

@@ -24,6 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from protego import Protego
 
 MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 section 2.5: parse at least 500 KiB
 
@@ -113,7 +117,7 @@ def rewrite_for(text: str, token: str) -> str:
 
 
 @lru_cache(maxsize=256)
-def _parsed(text: str, token: str):
+def _parsed(text: str, token: str) -> Protego:
     from protego import Protego
 
     return Protego.parse(rewrite_for(text, token))
@@ -129,10 +133,10 @@ class RobotsPolicy:
     status: int | None = None
     fetched_at: float = 0.0
     expires_at: float = 0.0
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, body: bytes | str, **kw) -> RobotsPolicy:
+    def parse(cls, body: bytes | str, **kw: Any) -> RobotsPolicy:
         return cls("rules", decode_robots(body), **kw)
 
     def allowed(self, url: str, user_agent: str) -> bool:

@@ -200,7 +200,8 @@ def parse_brave(body: Any, limit: int = MAX_LIMIT) -> tuple[list[Candidate], dic
 
 def brave_error_text(body: Any) -> str:
     if isinstance(body, dict):
-        errors = body.get("errors") if isinstance(body.get("errors"), list) else [body.get("error")]
+        listed = body.get("errors")
+        errors = listed if isinstance(listed, list) else [body.get("error")]
         texts = [
             f"{e.get('code') or e.get('status')}: {e.get('detail') or ''}".strip(": ")
             for e in errors
@@ -249,7 +250,8 @@ def unwrap_ddg_link(href: str) -> str | None:
     host = (parts.hostname or "").lower()
     if host.endswith("duckduckgo.com"):
         if parts.path.startswith("/l/"):
-            target = (parse_qs(parts.query).get("uddg") or [None])[0]
+            targets = parse_qs(parts.query).get("uddg")
+            target = targets[0] if targets else None
             return unwrap_ddg_link(target) if target else None
         return None  # y.js ads and internal pages
     if parts.scheme not in ("http", "https"):

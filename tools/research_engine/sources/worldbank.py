@@ -448,7 +448,13 @@ def match_indicators(indicators: list[dict[str, Any]], keywords: str, limit: int
         if score > 0:
             scored.append((-score, len(name), code, row))
     scored.sort(key=lambda item: item[:3])
-    return [Indicator(**{k: r.get(k) for k in Indicator.__dataclass_fields__}) for *_, r in scored[:limit]]
+    return [_indicator_from_row(r) for *_, r in scored[:limit]]
+
+
+def _indicator_from_row(row: dict[str, Any]) -> Indicator:
+    """A cached catalogue row (an `Indicator.to_dict()` read back from JSON); a missing field is None."""
+    fields: dict[str, Any] = {k: row.get(k) for k in Indicator.__dataclass_fields__}
+    return Indicator(**fields)
 
 
 def indicator_candidate(indicator: Indicator, rank: int) -> Candidate:
