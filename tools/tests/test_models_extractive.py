@@ -626,3 +626,70 @@ def test_an_openalex_abstract_sentence_becomes_a_claim_citing_the_work():
         assert any(draft.text in sentence for sentence in abstract)  # a sentence of the abstract, verbatim
     # The work itself (title, year) is the source's heading and facts line: never quoted, kept for references.
     assert doc.title and doc.passages[0].text == doc.title and "Published 2020" in doc.passages[1].text
+
+
+# ---------------------------------------------------------------------------- subject words and ownership
+
+
+def test_generic_question_words_are_never_subject_words():
+    brief = {
+        "objective": "What do the official docs say about the GIL's effect?",
+        "claim_types": ["technical"],
+    }
+    sq = {
+        "id": "SQ-01",
+        "text": "What do the official docs say about the GIL's effect?",
+        "angle": "source-type",
+    }
+    doc = SourceText(
+        ref="SQ-01/SRC-01",
+        title="init",
+        url="http://127.0.0.1/init",
+        passages=[
+            Passage(
+                "p01",
+                "The effect of this is that the callback is called upon return to each frame as the "
+                "exception propagates.",
+            ),
+            Passage("p02", "The GIL must be held by the current thread before it can safely access objects."),
+        ],
+    )
+    texts = [c.text for c in make_model("extractive").consolidate(brief, sq, [doc])]
+    assert texts == [doc.passages[1].text]
+    assert "effect" not in tokens("the GIL's effect on a program's work") and "gil" in tokens("the GIL")
+
+
+def test_a_sentence_naming_more_of_the_subjects_ranks_first():
+    sq = {
+        "id": "SQ-06",
+        "text": "What are the limitations and drawbacks of threads, processes and asyncio for concurrent "
+        "work?",
+        "angle": "counter",
+    }
+    one = "Asyncio tasks cannot block: one blocking asyncio call stalls every asyncio task."
+    two = "Most asyncio objects are not safe to touch from another thread than their event loop's."
+    doc = SourceText(
+        ref="SQ-06/SRC-01", title="dev", url="http://127.0.0.1/d", passages=[Passage("p01", f"{one} {two}")]
+    )
+    texts = [c.text for c in make_model("extractive").consolidate(CONCURRENCY, sq, [doc])]
+    assert texts[0] == two
+
+
+def test_a_one_entity_question_keeps_its_entitys_sentences_from_an_umbrella_question():
+    model = make_model("extractive")
+    plans = model.decompose(CONCURRENCY)
+    asyncio_only = "An asyncio program cannot block on slow calls without stalling every other task."
+    both = "Almost all asyncio objects are not thread safe, which is not a problem for code in one thread."
+    doc = SourceText(
+        ref="SQ-0X/SRC-01",
+        title="dev",
+        url="http://127.0.0.1/d",
+        passages=[Passage("p01", asyncio_only), Passage("p02", both)],
+    )
+    owner = {}
+    for i, plan in enumerate(plans, 1):
+        sq = {"id": f"SQ-{i:02d}", "text": plan.text, "angle": plan.angle}
+        for claim in model.consolidate(CONCURRENCY, sq, [doc]):
+            owner[claim.text] = plan
+    assert "asyncio" in owner[asyncio_only].text and owner[asyncio_only].angle == "entity"
+    assert owner[both].angle == "counter"  # two of the umbrella question's three subjects, and its cue

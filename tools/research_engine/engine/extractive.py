@@ -261,6 +261,34 @@ STOP_WORDS = frozenset(
         "known",
         "know",
         "one",
+        # Generic question vocabulary: a question asks about a topic's "effect" or "way", or how a
+        # "program" does its "work", but a sentence carrying only these words is not about the topic.
+        "effect",
+        "effects",
+        "affect",
+        "affects",
+        "impact",
+        "impacts",
+        "way",
+        "ways",
+        "work",
+        "works",
+        "program",
+        "programs",
+        "programme",
+        "programmes",
+        "role",
+        "aspect",
+        "aspects",
+        "thing",
+        "things",
+        "matter",
+        "matters",
+        "happen",
+        "happens",
+        "really",
+        "actually",
+        "overall",
     ]
 )
 # Words our templates put in a question that a source sentence will not repeat.
@@ -294,6 +322,14 @@ ABBREVIATIONS = frozenset(
 BM25_K1 = 1.5
 BM25_B = 0.75
 FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
+# Ownership (`_Target.affinity`): the share of a question's subject terms a sentence carries counts
+# most, so a one-entity question ("... use asyncio ...") keeps the sentences about its entity from an
+# umbrella question ("limitations of threads, processes and asyncio") that matches one of its three;
+# the angle's cue tips the balance toward the umbrella question only when the sentence is really its
+# kind (a version note for the time angle is stronger evidence than a "not" for the counter angle).
+OWN_SHARE_WEIGHT = 2.0
+OTHER_SHARE_WEIGHT = 0.5
+CUE_BONUS = {"time": 1.5, "counter": 1.0}
 KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's best sentence
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 # A data-series point as `sources.record` writes it: "<country>, <indicator>, <date>: <value>".
@@ -753,10 +789,16 @@ class _Target:
         cue = ANGLE_CUES.get(self.angle)
         return bool(self.focus & cand_terms) and (cue is None or bool(cue.search(text)))
 
+    def focus_share(self, cand_terms: set[str]) -> float:
+        """The share of this question's subject terms a sentence carries."""
+        return len(self.focus & cand_terms) / max(1, len(self.focus))
+
     def affinity(self, cand_terms: set[str], text: str) -> float:
-        matched = self.terms & cand_terms
-        score = sum(2.0 if t in self.focus else 1.0 for t in matched) / math.sqrt(max(1, len(self.terms)))
-        return score + (1.0 if self.angle in ANGLE_CUES else 0.0)  # the cue it demanded is there
+        """How well a sentence (already `eligible`) answers this question (see OWN_SHARE_WEIGHT)."""
+        others = self.terms - self.focus
+        other_share = len(others & cand_terms) / len(others) if others else 0.0
+        score = OWN_SHARE_WEIGHT * self.focus_share(cand_terms) + OTHER_SHARE_WEIGHT * other_share
+        return score + CUE_BONUS.get(self.angle, 0.0)  # the cue it demanded is there
 
 
 @dataclass(frozen=True)
@@ -966,6 +1008,9 @@ class ExtractiveModel:
         for i, cand in enumerate(candidates):
             if DANGLING_START_RE.match(cand.text):
                 scores[i] *= DANGLING_PENALTY
+            # A sentence naming more of the question's subjects answers more of it ("threads and
+            # asyncio" for a question about threads, processes and asyncio).
+            scores[i] *= 0.5 + 0.5 * target.focus_share(set(cand.terms))
         ranked = sorted(
             range(len(candidates)),
             key=lambda i: (-scores[i], candidates[i].source_index, candidates[i].position),
