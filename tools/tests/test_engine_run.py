@@ -210,3 +210,38 @@ def test_a_failing_source_never_sinks_the_run(mini_web, tmp_path):
     assert outcome.result == "synthesis/result.md"
     record = runrecord.read(trace.open_run(outcome.run_root))
     assert any(e["kind"] == "fetch-failed" for e in record["events"])
+
+
+def test_an_off_topic_candidate_is_logged_rejected_with_the_models_reason(mini_web, tmp_path):
+    from research_engine import retrieve, selection
+    from research_engine.engine.models import SelectionJudgement
+
+    extractive = ExtractiveModel()
+    reason = "release notes, not an answer to this sub-question"
+
+    def select_judgement(brief, sq, candidate):
+        if candidate["url"].endswith("whatsnew/3.11.html"):
+            return SelectionJudgement(reason, "reject")
+        return extractive.select_judgement(brief, sq, candidate)
+
+    model = ScriptedModel({"select_judgement": select_judgement}, fallback=extractive)
+    outcome = loop.run(brief_at(tmp_path), options(), model=model)
+    run = trace.open_run(outcome.run_root)
+    logged = [
+        cand
+        for path in sorted((run.root / "select").glob("SQ-*.selection.md"))
+        for rnd in selection.load(run, path.name.split(".")[0])["rounds"]
+        for cand in rnd["candidates"]
+    ]
+    off_topic = [
+        c for c in logged if c["url"].endswith("whatsnew/3.11.html") and not c["why"].startswith("duplicate")
+    ]
+    assert off_topic, "no sub-question's search offered the release notes"
+    for cand in off_topic:
+        assert (cand["verdict"], cand["verdict_hint"], cand["reason"]) == ("rejected", "reject", reason)
+        assert cand["why"] == f"rejected by the agent: {reason}"
+    urls = [
+        retrieve.load_source(run, ref)[0].get("requested_url") or "" for ref in retrieve.list_sources(run)
+    ]
+    assert urls and not any(u.endswith("whatsnew/3.11.html") for u in urls)
+    assert any("subject words" in c["reason"] for c in logged if c not in off_topic)  # the extractive rule

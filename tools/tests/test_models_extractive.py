@@ -11,6 +11,7 @@ from research_engine.engine.models import (
     ClaimDraft,
     ScriptedModel,
     Section,
+    SelectionJudgement,
     SourceText,
     VerdictDraft,
     make_model,
@@ -693,3 +694,61 @@ def test_a_one_entity_question_keeps_its_entitys_sentences_from_an_umbrella_ques
             owner[claim.text] = plan
     assert "asyncio" in owner[asyncio_only].text and owner[asyncio_only].angle == "entity"
     assert owner[both].angle == "counter"  # two of the umbrella question's three subjects, and its cue
+
+
+ASYNCIO_SQ = {"id": "SQ-03", "text": "When should a Python 3.11 program use asyncio for concurrent work?"}
+
+
+def _judge(title: str, snippet: str = "", **extra):
+    candidate = {"title": title, "snippet": snippet, "backend": "searxng", "rank": 4, **extra}
+    return make_model("extractive").select_judgement(CONCURRENCY, ASYNCIO_SQ, candidate)
+
+
+def test_a_candidate_with_none_of_the_subject_words_is_rejected_and_the_reason_says_so():
+    judgement = _judge("threading - Thread-based parallelism", "A Python 3.11 program for concurrent work.")
+    assert judgement.verdict_hint == "reject"
+    assert "none of SQ-03's subject words (asyncio;" in judgement.reason and "rank 4" in judgement.reason
+
+
+def test_a_candidate_with_all_the_subject_words_is_chosen_and_the_reason_names_them():
+    judgement = _judge("Coroutines and Tasks", "High-level asyncio APIs for coroutines.")
+    assert judgement == SelectionJudgement(
+        "on-topic: title and snippet carry all of SQ-03's subject words (asyncio; searxng rank 4)", "choose"
+    )
+
+
+def test_a_candidate_with_some_subject_words_gets_no_hint_and_the_reason_names_both_sides():
+    sq = {"id": "SQ-04", "text": CONCURRENCY["objective"].split(", and")[0] + "?"}
+    judgement = make_model("extractive").select_judgement(
+        CONCURRENCY, sq, {"title": "threading - Thread-based parallelism", "snippet": "", "rank": 1}
+    )
+    assert judgement.verdict_hint is None
+    assert "carry thread" in judgement.reason or "carry threads" in judgement.reason
+    assert "asyncio" in judgement.reason.split("but not", 1)[1]
+
+
+def test_subject_words_are_matched_after_folding():
+    assert _judge("ASYNCIO.", "").verdict_hint == "choose"
+    sq = {"id": "SQ-01", "text": "When should a Python 3.11 program use threads for concurrent work?"}
+    judged = make_model("extractive").select_judgement(CONCURRENCY, sq, {"title": "Threading", "rank": 1})
+    assert judged.verdict_hint == "choose"  # threads and threading fold to one word
+
+
+def test_api_candidates_are_judged_on_their_titles():
+    brief = {"objective": "What is Japan's GDP?", "claim_types": ["quantitative"], "recency": "any"}
+    sq = {"id": "SQ-01", "text": "What is Japan's GDP?"}
+    model = make_model("extractive")
+    series = {"title": "Japan, GDP (current US$)", "backend": "worldbank", "kind": "dataset", "rank": 1}
+    work = {"title": "Soil erosion in the Andes", "backend": "openalex", "kind": "scholarly", "rank": 2}
+    assert model.select_judgement(brief, sq, series).verdict_hint == "choose"
+    assert model.select_judgement(brief, sq, work).verdict_hint == "reject"
+
+
+def test_the_selection_judgement_is_deterministic():
+    assert _judge("asyncio — Asynchronous I/O", "x") == _judge("asyncio — Asynchronous I/O", "x")
+
+
+def test_scripted_selection_judgements_accept_dicts_and_bare_reasons():
+    model = ScriptedModel({"select_judgement": [{"reason": "off", "verdict_hint": "reject"}, "fine"]})
+    assert model.select_judgement({}, {}, {}) == SelectionJudgement("off", "reject")
+    assert model.select_judgement({}, {}, {}) == SelectionJudgement("fine", None)

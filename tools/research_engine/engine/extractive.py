@@ -7,7 +7,10 @@
   at most MAX_SUB_QUESTIONS, each with a claim type from the brief ("quantitative", when
   allowed, for a question asking for a figure: it is what sends the loop to the data APIs);
 - queries: the sub-question's key terms (focus terms first, a few words) plus the angle's words;
-- select_reason: which of the sub-question's key terms a candidate's title and snippet carry;
+- select_judgement: which of the sub-question's subject words (`_Target.focus`) a candidate's
+  title and snippet carry: none -> verdict hint "reject", all -> "choose", some -> no hint
+  (the facts decide); API candidates (OpenAlex works, World Bank series) are judged the same way
+  on their titles;
 - consolidate: candidate sentences of the fetched passages (fragments, code, navigation,
   headings filtered out) ranked by BM25 with IDF over that sentence pool; a sentence must
   carry a focus term of the sub-question (and the angle's cue words for the time and counter
@@ -44,6 +47,7 @@ from research_engine.engine.models import (
     ClaimDraft,
     GapDraft,
     Section,
+    SelectionJudgement,
     SourceText,
     SubQuestionPlan,
     Usage,
@@ -908,16 +912,40 @@ class ExtractiveModel:
             out.append(" ".join(focus[:QUERY_TERMS]))
         return out
 
-    def select_reason(self, sq: dict[str, Any], candidate: dict[str, Any]) -> str:
-        wanted = key_terms(str(sq.get("text") or ""), limit=10)
+    def select_judgement(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
+    ) -> SelectionJudgement:
+        subject = _target_for(brief, sq).focus
         have = set(tokens(f"{candidate.get('title') or ''} {candidate.get('snippet') or ''}"))
-        shared = [w for w in wanted if fold(w) in have]
+        # The subject words as the sub-question writes them, in its order (folded ones it lacks last).
+        in_text = key_terms(str(sq.get("text") or ""), limit=50)
+        written: dict[str, str] = {}
+        for word in in_text:
+            written.setdefault(fold(word), word)
+        order = {folded: i for i, folded in enumerate(written)}
+        shown = sorted(subject, key=lambda t: (order.get(t, len(order)), t))
+        matched = [written.get(t, t) for t in shown if t in have]
+        missing = [written.get(t, t) for t in shown if t not in have]
+        who = sq.get("id") or "the sub-question"
         where = f"{candidate.get('backend') or 'search'} rank {candidate.get('rank', '?')}"
-        if not shared:
-            return f"title and snippet share none of {sq.get('id', 'the sub-question')}'s key terms ({where})"
-        return (
-            f"title and snippet carry {len(shared)} of {len(wanted)} key terms of "
-            f"{sq.get('id', 'the sub-question')} ({', '.join(shared)}; {where})"
+        if not subject:
+            return SelectionJudgement(f"{who} has no subject words to match ({where})", None)
+        if not matched:
+            return SelectionJudgement(
+                f"off-topic: title and snippet carry none of {who}'s subject words "
+                f"({', '.join(missing)}; {where})",
+                "reject",
+            )
+        if not missing:
+            return SelectionJudgement(
+                f"on-topic: title and snippet carry all of {who}'s subject words "
+                f"({', '.join(matched)}; {where})",
+                "choose",
+            )
+        return SelectionJudgement(
+            f"partly on-topic: title and snippet carry {', '.join(matched)} but not {', '.join(missing)} "
+            f"of {who}'s subject words ({where})",
+            None,
         )
 
     # ------------------------------------------------------------------ consolidate

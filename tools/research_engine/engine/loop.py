@@ -10,7 +10,7 @@ commands call, so a headless run writes exactly the trace an agent would:
     gather      sources.search.search      -> sources.record.record_candidates   (--sources: web,
                 sources.openalex.search_works / World Bank series candidates   openalex, worldbank;
                 (rules in engine.apigather)                                     an API failure is an event)
-    select      model.select_reason        -> selection.log_selection  (select log)
+    select      model.select_judgement     -> selection.log_selection  (select log)
     retrieve    net.HttpClient + extract   -> retrieve.record          (one failing source never sinks
                                                                         the run)
     consolidate model.consolidate          -> claims.add_claim         (the grounding gate: a rejected
@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from research_engine.engine.budget import Budget, MeteredClient
+from research_engine.engine.models import SELECTION_HINTS
 from research_engine.engine.progress import Progress
 from research_engine.errors import BadInput, BudgetSpent, CheckFailed, NotConfigured, ResearchEngineError
 from research_engine.trace import Run, atomic_write_text, iso
@@ -227,7 +228,15 @@ class _TimedModel:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._model, name)
-        if name not in ("decompose", "queries", "select_reason", "consolidate", "verify", "critic", "write"):
+        if name not in (
+            "decompose",
+            "queries",
+            "select_judgement",
+            "consolidate",
+            "verify",
+            "critic",
+            "write",
+        ):
             return attr
 
         def call(*args: Any, **kw: Any) -> Any:
@@ -808,19 +817,23 @@ class Engine:
             self.progress.note("no-candidates", sq=sq, cycle=cycle)
             return {"round": None, "chosen": 0}
         question = decompose.get(self.run, sq)
-        reviewed: set[str] = set()
+        judged: dict[str, tuple[str | None, str | None]] = {}  # canonical key -> (reason, hint)
         for cand in candidates:
             key = cand.get("canonical_key") or cand["url"]
             cand.pop("extra", None)
-            if key in reviewed or len(reviewed) >= self.options.reasons_per_round:
+            if key in judged:  # the same page from another query: the same judgement
+                cand["reason"], cand["verdict_hint"] = judged[key]
+                continue
+            if len(judged) >= self.options.reasons_per_round:
                 cand["reason"] = cand.get("reason") or (
-                    "duplicate of a candidate already reviewed"
-                    if key in reviewed
-                    else f"not reviewed by the model (beyond the first {self.options.reasons_per_round})"
+                    f"not reviewed by the model (beyond the first {self.options.reasons_per_round})"
                 )
                 continue
-            reviewed.add(key)
-            cand["reason"] = " ".join(str(self.model.select_reason(question, cand) or "").split()) or None
+            judgement = self.model.select_judgement(self.brief, question, cand)
+            hint = judgement.verdict_hint if judgement.verdict_hint in SELECTION_HINTS else None
+            cand["reason"] = " ".join(str(judgement.reason or "").split()) or None
+            cand["verdict_hint"] = hint
+            judged[key] = (cand["reason"], hint)
         round_ = selection.log_selection(self.run, sq, candidates, as_of=self.as_of)
         return {"round": round_["round"], "chosen": len(round_["chosen"])}
 

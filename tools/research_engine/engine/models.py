@@ -26,6 +26,7 @@ from research_engine.documents import Passage
 from research_engine.errors import BadInput
 
 VERDICTS = ("supported", "partial", "refuse")
+SELECTION_HINTS = ("choose", "reject")  # a selection judgement's verdict hint, or None
 MODEL_KINDS = ("extractive", "openai", "scripted")
 
 
@@ -74,6 +75,18 @@ class SourceText:
 
 
 @dataclass
+class SelectionJudgement:
+    """The model's relevance call on one search candidate.
+
+    `verdict_hint` goes to `selection.log_selection` beside the reason: "reject" is
+    always honoured, "choose" breaks ties between equal scores, None leaves it to the facts.
+    """
+
+    reason: str
+    verdict_hint: str | None = None  # "choose" | "reject" | None
+
+
+@dataclass
 class ClaimDraft:
     text: str
     evidence: list[tuple[str, str]]  # (source ref, verbatim quote)
@@ -117,7 +130,9 @@ class Model(Protocol):
 
     def decompose(self, brief: dict[str, Any]) -> list[SubQuestionPlan]: ...
     def queries(self, brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]: ...
-    def select_reason(self, sq: dict[str, Any], candidate: dict[str, Any]) -> str: ...
+    def select_judgement(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
+    ) -> SelectionJudgement: ...
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]: ...
@@ -156,6 +171,7 @@ def make_model(name: str = "extractive", **kw: Any) -> Model:
 
 _RESULT_TYPES: dict[str, Any] = {
     "decompose": SubQuestionPlan,
+    "select_judgement": SelectionJudgement,
     "consolidate": ClaimDraft,
     "verify": VerdictDraft,
     "critic": GapDraft,
@@ -173,6 +189,8 @@ def _coerce(method: str, value: Any) -> Any:
 
 
 def _coerce_one(kind: Any, value: Any) -> Any:
+    if kind is SelectionJudgement and isinstance(value, str):
+        return SelectionJudgement(reason=value)  # a bare reason: no hint
     if isinstance(value, dict):
         if kind is ClaimDraft:
             value = {**value, "evidence": [tuple(e) for e in value.get("evidence", [])]}
@@ -235,8 +253,10 @@ class ScriptedModel:
     def queries(self, brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]:
         return self._answer("queries", brief, sq, angle)
 
-    def select_reason(self, sq: dict[str, Any], candidate: dict[str, Any]) -> str:
-        return self._answer("select_reason", sq, candidate)
+    def select_judgement(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
+    ) -> SelectionJudgement:
+        return self._answer("select_judgement", brief, sq, candidate)
 
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]

@@ -40,10 +40,12 @@ from urllib.parse import urlsplit
 
 from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.models import (
+    SELECTION_HINTS,
     VERDICTS,
     ClaimDraft,
     GapDraft,
     Section,
+    SelectionJudgement,
     SourceText,
     SubQuestionPlan,
     Usage,
@@ -342,21 +344,26 @@ class OpenAIModel:
                 out.append(q)
         return out[:3] if out else self._fallback("queries", brief, sq, angle)
 
-    def select_reason(self, sq: dict[str, Any], candidate: dict[str, Any]) -> str:
+    def select_judgement(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
+    ) -> SelectionJudgement:
         shown = (
             f"title: {candidate.get('title')}\nurl: {candidate.get('url')}\n"
             f"snippet: {candidate.get('snippet')}"
         )
         task = (
-            f"In one sentence, say why this search result is or is not worth reading for sub-question "
-            f"{sq.get('id')}: {sq.get('text')}\n{fence('candidate', shown)}\n"
-            'Reply as {"reason": "..."}'
+            f"Judge whether this search result is relevant to sub-question {sq.get('id')}: "
+            f"{sq.get('text')}\nObjective: {brief.get('objective')}\n{fence('candidate', shown)}\n"
+            'In one sentence, say why it is or is not worth reading. Verdict: "reject" when it is '
+            'off-topic, "choose" when it plainly answers the sub-question, null when unsure.\n'
+            'Reply as {"reason": "...", "verdict": "choose" | "reject" | null}'
         )
-        value = self._ask_json("select_reason", task)
-        reason = value.get("reason") if isinstance(value, dict) else None
-        if isinstance(reason, str) and reason.strip():
-            return " ".join(reason.split())[:500]
-        return self._fallback("select_reason", sq, candidate)
+        value = self._ask_json("select_judgement", task)
+        if isinstance(value, dict):
+            reason, verdict = value.get("reason"), value.get("verdict")
+            if isinstance(reason, str) and reason.strip() and (verdict is None or verdict in SELECTION_HINTS):
+                return SelectionJudgement(" ".join(reason.split())[:500], verdict)
+        return self._fallback("select_judgement", brief, sq, candidate)
 
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
