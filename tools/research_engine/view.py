@@ -229,7 +229,7 @@ def _render_budgets(record: dict[str, Any]) -> str:
     grounding = record.get("grounding") or {}
     facts = _dl(
         [
-            ("model", _e(record.get("model") or "none recorded")),
+            ("model", _e(_model_label(record.get("model")))),
             ("depth / cycle ceiling", _e(f"{record.get('depth', '?')} / {record.get('cycle_ceiling', '?')}")),
             ("cycles run", _e(record.get("cycles"))),
             ("grounding", _e(", ".join(f"{k} {v}" for k, v in grounding.items()))),
@@ -497,3 +497,16 @@ def write_view(run: Run, output: str | Path | None = None) -> Path:
             f"cannot write {target}: {exc.strerror or exc}", code="bad-output", field="output"
         ) from exc
     return target
+
+
+def _model_label(model: Any) -> str:
+    """run.json's model record as a reader wants it: its name, then any other facts."""
+    if not model:
+        return "none recorded"
+    if not isinstance(model, dict):
+        return str(model)
+    name = str(model.get("name") or model.get("kind") or "unnamed")
+    extra = ", ".join(
+        f"{k} {v}" for k, v in model.items() if k not in ("name", "kind") and v not in (None, "")
+    )
+    return f"{name} ({extra})" if extra else name
