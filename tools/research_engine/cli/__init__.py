@@ -29,25 +29,28 @@ app = typer.Typer(
 
 # (module, ...) in the order they appear in --help.
 _GROUPS = (
+    # the pipeline, in stage order
     "brief_cmd",
-    "ids_cmd",
-    "extract_cmd",
-    "url_cmd",
-    "robots_cmd",
-    "fetch_cmd",
     "sq_cmd",
     "search_cmd",
     "openalex_cmd",
     "worldbank_cmd",
     "select_cmd",
+    "fetch_cmd",
     "claims_cmd",
     "verify_cmd",
-    "control_cmd",
     "critic_cmd",
+    "control_cmd",
     "report_cmd",
-    "validate_cmd",
+    # whole runs
     "run_cmd",
+    "validate_cmd",
     "view_cmd",
+    # utilities
+    "ids_cmd",
+    "extract_cmd",
+    "url_cmd",
+    "robots_cmd",
     "corpus_cmd",
 )
 
