@@ -245,3 +245,14 @@ def test_an_off_topic_candidate_is_logged_rejected_with_the_models_reason(mini_w
     ]
     assert urls and not any(u.endswith("whatsnew/3.11.html") for u in urls)
     assert any("subject words" in c["reason"] for c in logged if c not in off_topic)  # the extractive rule
+
+
+def test_an_unconfigured_openai_model_is_refused_before_any_run_is_locked(
+    cli, brief_file, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    out = tmp_path / "runs"
+    brief = brief_file(output_path=str(out))
+    code, _, _, env = cli("run", brief, "--model", "openai", "--output-path", out, "--json")
+    assert code == 5 and env["errors"][0]["code"] == "model-not-configured"
+    assert not out.exists() or not any(out.iterdir())

@@ -1557,6 +1557,11 @@ def start(
         legacy = False
         options.sources = parse_sources(options.sources)
     _check_search_configured(options)
+    if model is None and options.model.split(":", 1)[0] == "openai":
+        from research_engine.engine.openai_model import configured_endpoint
+
+        # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
+        configured_endpoint(model=options.model.partition(":")[2] or None)
     run = _lock_brief(brief_path, options)
     journal = Journal(run)
     config = current_config()
