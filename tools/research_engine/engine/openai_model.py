@@ -124,6 +124,28 @@ def _is_private_endpoint(base_url: str) -> bool:
     return address.is_private or address.is_loopback
 
 
+def configured_endpoint(base_url: str | None = None, model: str | None = None) -> tuple[str, str]:
+    """The endpoint's base URL and model name, from the arguments or the environment; NotConfigured if absent.
+
+    The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
+    """
+    base_url = base_url or os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL")
+    model = model or os.environ.get("RESEARCH_ENGINE_MODEL")
+    if not base_url:
+        raise NotConfigured(
+            "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
+            code="model-not-configured",
+            field="model",
+        )
+    if not model:
+        raise NotConfigured(
+            "the openai model needs RESEARCH_ENGINE_MODEL (the model name the server serves)",
+            code="model-not-configured",
+            field="model",
+        )
+    return base_url, model
+
+
 class OpenAIModel:
     """Judgement from an OpenAI-compatible endpoint, checked and with the extractive rule as fallback."""
 
@@ -184,28 +206,6 @@ class OpenAIModel:
         base_url, model = configured_endpoint(kw.pop("base_url", None), kw.pop("model", None))
         api_key = kw.pop("api_key", None) or os.environ.get("RESEARCH_ENGINE_MODEL_API_KEY")
         return cls(base_url=base_url, model=model, api_key=api_key, **kw)
-
-
-def configured_endpoint(base_url: str | None = None, model: str | None = None) -> tuple[str, str]:
-    """The endpoint's base URL and model name, from the arguments or the environment; NotConfigured if absent.
-
-    The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
-    """
-    base_url = base_url or os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL")
-    model = model or os.environ.get("RESEARCH_ENGINE_MODEL")
-    if not base_url:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
-            code="model-not-configured",
-            field="model",
-        )
-    if not model:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL (the model name the server serves)",
-            code="model-not-configured",
-            field="model",
-        )
-    return base_url, model
 
     def close(self) -> None:
         if self._owns_client:
