@@ -54,7 +54,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("research_engine.net")
 
 ERROR_BODY_MAX = 64 * 1024  # enough for an API's {error, message}; error pages are not sources
-_SECRET_PARAM_RE = re.compile(r"(?i)\b(api_key|apikey|key|token|access_token|auth)=([^&\s]+)")
+# Query parameters that carry credentials: redacted in logs here, and dropped from recorded URLs by sources.
+SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "auth"})
+_SECRET_PARAM_RE = re.compile(r"(?i)\b(" + "|".join(sorted(SECRET_PARAMS)) + r")=([^&\s]+)")
 
 
 def redact_secrets(text: str) -> str:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from research_engine.errors import Refused, ResearchEngineError, Unresolved, UpstreamFailed
+from research_engine.net.client import SECRET_PARAMS
 
 if TYPE_CHECKING:
     from research_engine.net import FetchResult, HttpClient
@@ -42,7 +43,6 @@ BASE_ENV = {
     "duckduckgo": "RESEARCH_ENGINE_DUCKDUCKGO_URL",
 }
 # Query parameters that carry credentials: never written to the trace.
-SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token"})
 
 
 @dataclass
