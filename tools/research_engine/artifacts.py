@@ -8,6 +8,8 @@ matter for people.
 
 from __future__ import annotations
 
+import functools
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,22 @@ from research_engine.errors import BadInput, CheckFailed
 from research_engine.trace import atomic_write_text
 
 
+@functools.cache
+def _dumper() -> Any:
+    """yaml's SafeDumper, also writing the vocabulary's StrEnum members as the plain words they are."""
+    import yaml
+
+    class ArtifactDumper(yaml.SafeDumper):
+        pass
+
+    ArtifactDumper.add_multi_representer(StrEnum, lambda dumper, value: dumper.represent_str(str(value)))
+    return ArtifactDumper
+
+
 def render_markdown(meta: dict[str, Any], body: str) -> str:
     import yaml
 
-    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+    front = yaml.dump(meta, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front.rstrip()}\n---\n\n{body.rstrip()}\n"
 
 

@@ -7,10 +7,11 @@ concurrent tool calls never lose each other's changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from research_engine.errors import BadInput
+from research_engine.redaction import redact_url
 from research_engine.trace import Run, atomic_write_text, iso
 
 SCHEMA_VERSION = 1
@@ -82,3 +83,16 @@ def add_event(run: Run, kind: str, **details: Any) -> None:
         record.setdefault("events", []).append({"at": iso(), "kind": kind, **details})
 
     update(run, change)
+
+
+def note_overrides(run: Run, client: Any, secrets: Sequence[str] = (), **context: Any) -> None:
+    """Put a client's explicit opt-ins (private addresses, ignored robots) into run.json's events, each
+    with `context` (the command, the sub-question)."""
+    for override in getattr(client, "overrides", []) or []:
+        # The client notes the URL it fetched, api_key and all: secrets never reach the trace.
+        details = {
+            k: redact_url(v, secrets) if isinstance(v, str) and "://" in v else v
+            for k, v in override.items()
+            if k != "kind"
+        }
+        add_event(run, str(override.get("kind", "override")), **context, **details)

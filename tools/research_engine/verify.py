@@ -38,12 +38,12 @@ Nothing here judges meaning: the verifier (an agent or a model) does that throug
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
+from research_engine.settings import Settings
 from research_engine.trace import Run, iso
 
 VERDICTS = ("refuse", "partial", "supported")  # strictest first
@@ -85,22 +85,11 @@ class FreshCopy:
         return self.fresh_sha256 != self.retrieved_sha256
 
 
-def _allow_private(run: Run) -> bool:
-    from research_engine import runrecord
-
-    if os.environ.get("RESEARCH_ENGINE_ALLOW_PRIVATE") == "1":
-        return True
-    try:
-        return bool(runrecord.read(run).get("allow_private"))
-    except BadInput:
-        return False
-
-
 def _api_passages(kind: str, result: Any, meta: dict[str, Any]) -> list[Any]:
     """Rebuild an API answer's passages exactly the way its sources adapter built them at retrieval."""
     from research_engine.documents import number_passages
+    from research_engine.retrieve.api import page_passages, work_document
     from research_engine.sources.endpoints import ApiResponse
-    from research_engine.sources.record import page_passages, work_document
 
     response = ApiResponse.from_fetch(result)
     if kind == "openalex":
@@ -362,7 +351,9 @@ def _parse_claim_ids(values: list[str] | None) -> list[str] | None:
     return out
 
 
-def prepare(run: Run, claim_ids: list[str] | None = None, *, client: Any = None) -> dict[str, Any]:
+def prepare(
+    run: Run, claim_ids: list[str] | None = None, *, client: Any = None, settings: Settings | None = None
+) -> dict[str, Any]:
     """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet."""
     from research_engine import controller
     from research_engine.retrieve import source_path
@@ -413,11 +404,10 @@ def prepare(run: Run, claim_ids: list[str] | None = None, *, client: Any = None)
     if refs:
         own_client = client is None
         if own_client:
-            from research_engine.net import HttpClient
+            from research_engine.net import fetch_policy
 
-            client = HttpClient(
-                **{**CLIENT_OPTIONS, "allow_private": _allow_private(run), "use_cache": False}
-            )
+            policy = fetch_policy(settings or Settings(), run, use_cache=False, client_options=CLIENT_OPTIONS)
+            client = policy.client()
         try:
             for ref in refs:
                 fresh = fetch_fresh(run, ref, client)

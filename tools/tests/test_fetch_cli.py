@@ -140,7 +140,7 @@ def test_fetch_json_carries_the_fetch_facts(cli, site):
 
 def test_fetch_document_gives_a_web_document_or_none_with_the_reason(site, tmp_path):
     from research_engine.net import HttpClient
-    from research_engine.web import fetch_document
+    from research_engine.retrieve.pages import fetch_document
 
     with HttpClient(
         allow_private=True, ignore_robots=True, per_host_interval=0, cache_dir=tmp_path

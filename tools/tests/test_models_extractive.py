@@ -464,7 +464,7 @@ def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
 
 # ---------------------------------------------------------------------------- API sources
 # World Bank and OpenAlex passages are rendered from the recorded answers in ../shared/fixtures/apis by the
-# same functions a run uses (`sources.record.page_passages`, `sources.record.work_document`).
+# same functions a run uses (`retrieve.api.page_passages`, `retrieve.api.work_document`).
 
 GDP_BRIEF = {"objective": "How large is GDP in Japan?", "claim_types": ["quantitative"], "recency": "5y"}
 
@@ -485,7 +485,7 @@ def api_response(*parts: str):
 
 def series_source(name: str, ref: str) -> SourceText:
     from research_engine.documents import number_passages
-    from research_engine.sources.record import page_passages
+    from research_engine.retrieve.api import page_passages
 
     chunks, _ = page_passages(api_response("worldbank", f"{name}.json"), "NY.GDP.MKTP.CD")
     return SourceText(
@@ -610,8 +610,8 @@ def test_figure_questions_are_quantitative_only_when_the_brief_allows_it():
 def test_an_openalex_abstract_sentence_becomes_a_claim_citing_the_work():
     import json
 
+    from research_engine.retrieve.api import work_document
     from research_engine.sources.openalex import WorkFetch, parse_work
-    from research_engine.sources.record import work_document
 
     response = api_response("openalex", "works_cursor_seq_page1.json")
     row = json.loads(response.body)["results"][0]

@@ -11,6 +11,7 @@ from research_engine.documents import Passage
 from research_engine.engine.models import SourceText, make_model
 from research_engine.engine.openai_model import OpenAIModel, fence, parse_json_reply
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
+from research_engine.settings import Settings
 
 API_KEY = "sk-local-stub-key-do-not-write-9f8e7d"
 
@@ -251,11 +252,11 @@ def test_prompts_are_not_kept_unless_verbose(stub, tmp_path):
     assert not (tmp_path / "prompts").exists()
 
 
-def test_make_model_openai_reads_the_environment(stub, monkeypatch):
+def test_make_model_openai_reads_the_settings(stub, monkeypatch):
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", stub.base_url)
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "env-model")
     stub.script('{"queries": ["q"]}')
-    model = make_model("openai", retry_backoff=0.0)
+    model = make_model("openai", settings=Settings.from_env(), retry_backoff=0.0)
     assert model.name == "openai:env-model"
     model.queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
     assert stub.requests[0]["model"] == "env-model" and stub.auth == [None]

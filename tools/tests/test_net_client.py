@@ -90,10 +90,16 @@ def test_private_address_needs_opt_in_and_the_opt_in_is_recorded(server, make_cl
     assert client.overrides[0]["kind"] == "private-address"
 
 
-def test_env_opt_in_allows_private(server, make_client, monkeypatch):
-    monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_PRIVATE", "1")
+def test_the_environment_opt_in_reaches_clients_through_the_fetch_policy(server, monkeypatch):
+    from research_engine.net import fetch_policy
+    from research_engine.settings import Settings
+
     server.expect_request("/page").respond_with_data(HTML, content_type="text/html")
-    assert make_client(allow_private=None).get(server.url_for("/page"), check_robots=False).ok
+    with fetch_policy(Settings.from_env(), use_cache=False).client(per_host_interval=0) as client:
+        assert client.get(server.url_for("/page"), check_robots=False).error == "refused-ssrf"
+    monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_PRIVATE", "1")
+    with fetch_policy(Settings.from_env(), use_cache=False).client(per_host_interval=0) as client:
+        assert client.get(server.url_for("/page"), check_robots=False).ok
 
 
 def test_connection_goes_to_the_checked_address_without_a_second_lookup(server, make_client):

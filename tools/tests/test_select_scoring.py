@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from research_engine.selection import (
+from research_engine.selection.scoring import (
     DOMAIN_CAP,
     FIT,
     WEIGHTS,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from research_engine.errors import ExitCode, Problem, ResearchEngineError
+from research_engine.errors import BadInput, ExitCode, Problem, ResearchEngineError
+from research_engine.settings import Settings
+from research_engine.trace import Run, open_run
 
 ENVELOPE_VERSION = 1
 log = logging.getLogger("research_engine")
@@ -165,6 +168,26 @@ class EnvelopeGroup(TyperGroup):
                 Result(exit_code=code, errors=[Problem("interrupted", "interrupted")]),
             )
         sys.exit(int(code) if isinstance(code, int) else 0)
+
+
+def record_target(run_path: str | None, sq: str | None) -> Run | None:
+    """The run to record into for `--run RUN --sq SQ-NN` (both or neither), or None."""
+    if run_path is None and sq is None:
+        return None
+    if run_path is None or sq is None:
+        raise BadInput(
+            "--run and --sq go together: name the run and the sub-question to record under",
+            code="bad-option",
+            field="run" if run_path is None else "sq",
+        )
+    if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
+        raise BadInput(f"--sq {sq!r} is not a sub-question id (SQ-01)", code="bad-id", field="sq")
+    return open_run(run_path)
+
+
+def settings() -> Settings:
+    """The machine's settings, read from the environment here, at the edge (the library reads none)."""
+    return Settings.from_env()
 
 
 def setup_logging(verbose: int, quiet: bool) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import JsonOpt, Result, run_command, settings
 from research_engine.errors import BadInput, ExitCode
 
 MODELS = ("extractive", "openai", "scripted")
@@ -132,7 +132,7 @@ def run(
             if resume_run is not None:
                 if brief is not None:
                     raise BadInput("give a BRIEF or --resume RUN, not both", code="bad-options")
-                outcome = loop.resume(resume_run, progress=progress)
+                outcome = loop.resume(resume_run, settings=settings(), progress=progress)
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
@@ -157,7 +157,7 @@ def run(
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
                 )
-                outcome = loop.run(brief, options, progress=progress)
+                outcome = loop.run(brief, options, settings=settings(), progress=progress)
         finally:
             progress.close()
         data = outcome.to_dict()

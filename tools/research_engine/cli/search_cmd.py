@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import JsonOpt, Result, record_target, run_command, settings
 
 if TYPE_CHECKING:
     from research_engine.sources.search import SearchOutcome
@@ -43,17 +43,19 @@ def search(
 
     def body() -> Result:
         from research_engine.errors import UpstreamFailed
-        from research_engine.net import HttpClient
-        from research_engine.sources import record
+        from research_engine.net import fetch_policy
+        from research_engine.runrecord import note_overrides
+        from research_engine.selection import candidates as candidates_log
         from research_engine.sources import search as web
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy(config, target).client() as client:
             try:
-                outcome = web.search(query, backend=backend, limit=limit, client=client)
+                outcome = web.search(query, backend=backend, limit=limit, client=client, settings=config)
             except UpstreamFailed as failure:
                 if target is not None:  # a failed search is part of the trust log too
-                    record.record_candidates(
+                    candidates_log.record_candidates(
                         target,
                         sq or "",
                         command="search",
@@ -63,12 +65,12 @@ def search(
                         backend=None,
                         chain=failure.data.get("chain", []),
                     )
-                    record.note_overrides(target, client)
+                    note_overrides(target, client, config.secrets)
                 raise
             data = outcome.to_dict()
             if target is not None:
-                entry = record.record_search(target, sq or "", outcome, query=query)
-                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
+                entry = candidates_log.record_search(target, sq or "", outcome, query=query)
+                data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
         return Result(data=data, text=render(outcome, data.get("recorded")))
 
     run_command("search", json_, body)

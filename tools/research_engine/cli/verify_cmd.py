@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command
+from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command, settings
 
 verify_app = typer.Typer(help="Verify claims against the verifier's own fresh copies.", no_args_is_help=True)
 
@@ -31,7 +31,7 @@ def prepare(
     def body() -> Result:
         from research_engine import trace, verify
 
-        out = verify.prepare(trace.open_run(run), claims)
+        out = verify.prepare(trace.open_run(run), claims, settings=settings())
         lines = [
             f"cycle {out['cycle']}: {len(out['claims'])} claim(s) checked, "
             f"{out['sources_fetched']} source(s) re-fetched; worksheet {out['worksheet']}"

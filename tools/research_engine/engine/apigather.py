@@ -31,10 +31,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from research_engine.errors import BadInput
+from research_engine.settings import Settings
 from research_engine.sources.candidate import Candidate
 
 SOURCES = ("web", "openalex", "worldbank")
@@ -130,18 +132,16 @@ def openalex_query(text: str, limit: int = 6) -> str:
 # ---------------------------------------------------------------------------- countries
 
 
-def _cache_file(name: str) -> Any:
-    from research_engine.sources import worldbank
-
-    return worldbank.cache_root() / "worldbank" / name
+def _cache_file(name: str, settings: Settings) -> Path:
+    return settings.cache_root / "worldbank" / name
 
 
-def load_countries(client: Any, *, use_cache: bool) -> list[dict[str, Any]]:
+def load_countries(client: Any, *, use_cache: bool, settings: Settings) -> list[dict[str, Any]]:
     """[{id (ISO3), iso2, name, aggregate}] from the World Bank country list."""
     from research_engine.sources import worldbank
     from research_engine.trace import atomic_write_text
 
-    path = _cache_file("countries.json")
+    path = _cache_file("countries.json", settings)
     if use_cache and path.is_file():
         try:
             cached = json.loads(path.read_text(encoding="utf-8"))
@@ -150,7 +150,11 @@ def load_countries(client: Any, *, use_cache: bool) -> list[dict[str, Any]]:
         except (OSError, ValueError, KeyError):
             pass  # a damaged cache is simply refetched
     _, _, rows = worldbank.fetch_pages(
-        "/country", {"format": "json", "per_page": str(COUNTRIES_PER_PAGE)}, "the country list", client
+        "/country",
+        {"format": "json", "per_page": str(COUNTRIES_PER_PAGE)},
+        "the country list",
+        client,
+        settings,
     )
     countries = [
         {
@@ -207,19 +211,20 @@ def match_countries(text: str, countries: list[dict[str, Any]]) -> list[dict[str
 # ---------------------------------------------------------------------------- indicators
 
 
-def load_indicators(client: Any, *, use_cache: bool) -> dict[str, Any]:
+def load_indicators(client: Any, *, use_cache: bool, settings: Settings) -> dict[str, Any]:
     """The indicator catalogue as the adapter keeps it ({indicators, fetched_at, ...})."""
     from research_engine.sources import worldbank
     from research_engine.trace import iso
 
     if use_cache:
-        return worldbank.load_catalogue(client=client)
+        return worldbank.load_catalogue(client=client, settings=settings)
     # The adapter's own request (`load_catalogue`), without its cache: the cassette must hold it.
     _, meta, rows = worldbank.fetch_pages(
         "/indicator",
         {"format": "json", "per_page": str(worldbank.CATALOGUE_PER_PAGE)},
         "the indicator list",
         client,
+        settings,
     )
     return {
         "fetched_at": iso(),
@@ -274,13 +279,14 @@ def rank_indicators(
     return [item[-1] for item in scored[:limit]]
 
 
-def series_url(countries: list[str], indicator: str) -> str:
-    """The exact first request `worldbank.fetch_series(countries, indicator)` sends (every year)."""
+def series_url(countries: list[str], indicator: str, base: str) -> str:
+    """The exact first request `worldbank.fetch_series(countries, indicator)` sends (every year), under the
+    API base `base` (`Settings.base_url("worldbank")`)."""
     from research_engine.sources import worldbank
 
     joined = ";".join(countries)
     return (
-        f"{worldbank.base_url('worldbank')}/country/{quote(joined, safe=';')}/indicator/"
+        f"{base}/country/{quote(joined, safe=';')}/indicator/"
         f"{quote(indicator, safe='.;')}?format=json&per_page={worldbank.PER_PAGE}&page=1"
     )
 
@@ -297,11 +303,13 @@ def parse_series_url(url: str) -> tuple[list[str], str, str | None, int | None]:
     return countries, unquote(match.group(2)), params.get("date"), int(mrv) if mrv and mrv.isdigit() else None
 
 
-def series_candidate(indicator: dict[str, Any], countries: list[dict[str, Any]], rank: int) -> Candidate:
+def series_candidate(
+    indicator: dict[str, Any], countries: list[dict[str, Any]], rank: int, base: str
+) -> Candidate:
     names = ", ".join(c["name"] for c in countries)
     return Candidate(
         title=f"World Bank: {indicator.get('name')}, {names}",
-        url=series_url([c["id"] for c in countries], str(indicator["id"])),
+        url=series_url([c["id"] for c in countries], str(indicator["id"]), base),
         snippet=str(indicator.get("source_note") or "")[:500],
         rank=rank,
         backend="worldbank",

@@ -33,12 +33,12 @@ network error (`httpx.ConnectError`) and is listed in `Replayer.misses`; a key
 asked for more often than recorded gets its last exchange again, listed in
 `Replayer.overruns`.
 
-Secrets never reach the cassette: query parameters and headers whose names
-look like credentials (key, token, secret, auth, password, signature, cookie)
-are replaced by "REDACTED", and the values of credential environment variables
-(`*_API_KEY`, `*_TOKEN`, `*_SECRET`) are scrubbed from URLs and headers wherever
-they appear. Request bodies are stored only as digests (model prompts are not kept
-here; see the model's verbose mode).
+Secrets never reach the cassette (`research_engine.redaction`, the one rule): query
+parameters named like credentials are dropped from URLs, headers named like
+credentials are REDACTED, and every known secret value (`Settings.secrets`) is
+scrubbed wherever it appears. Request bodies are stored only as digests, computed
+without their credential fields (model prompts are not kept here; see the model's
+verbose mode).
 
 Volatile fields (`VOLATILE`): what replay does not reproduce byte for byte.
 `recorded_at` in this index; in the trace, every timestamp a tool stamps when it
@@ -57,15 +57,14 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from research_engine.errors import BadInput
+from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url
 from research_engine.trace import atomic_write_bytes, atomic_write_text, iso
 
 log = logging.getLogger("research_engine.engine.cassette")
@@ -81,50 +80,6 @@ VOLATILE = (
     "sub-questions, claims, tensions, challenges, gaps, loop-log cycles: added_at / recorded_at / at",
     "any elapsed_ms or duration figure",
 )
-_SECRET_NAME = re.compile(r"(key|token|secret|auth|passw|signature|^sig$|cookie|credential|session)", re.I)
-_SECRET_ENV = re.compile(r"(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$")
-_SECRET_MIN_CHARS = 6  # shorter env values would scrub ordinary words
-
-
-def secret_values() -> list[str]:
-    """Values of credential-looking environment variables, longest first (so none is scrubbed half)."""
-    values = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= _SECRET_MIN_CHARS}
-    return sorted(values, key=len, reverse=True)
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for value in secrets:
-        text = text.replace(value, REDACTED)
-    return text
-
-
-def strip_url(url: str, secrets: list[str] | None = None) -> str:
-    """The URL with credential-looking query values replaced by REDACTED (and secret values scrubbed)."""
-    secrets = secret_values() if secrets is None else secrets
-    parts = urlsplit(url)
-    if parts.query:
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        if any(_SECRET_NAME.search(name) for name, _ in pairs):
-            query = urlencode([(n, REDACTED if _SECRET_NAME.search(n) else v) for n, v in pairs])
-            parts = parts._replace(query=query)
-    netloc = parts.netloc.rsplit("@", 1)[-1]  # userinfo is never kept
-    return _scrub(urlunsplit(parts._replace(netloc=netloc, fragment="")), secrets)
-
-
-def strip_headers(headers: Any, secrets: list[str] | None = None) -> dict[str, str]:
-    """Lowercased headers with credential-looking ones (and set-cookie) REDACTED."""
-    secrets = secret_values() if secrets is None else secrets
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        name = name.lower()
-        if _SECRET_NAME.search(name) or name == "proxy-authorization":
-            value = REDACTED
-        value = _scrub(str(value), secrets)
-        out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
-
-
-_SECRET_FIELDS = re.compile(r"^(api_?key|key|token|access_token|secret|client_secret|password)$", re.I)
 
 
 def body_digest(body: bytes) -> str | None:
@@ -135,14 +90,13 @@ def body_digest(body: bytes) -> str | None:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return hashlib.sha256(body).hexdigest()
-    if isinstance(data, dict):
-        data = {k: v for k, v in data.items() if not _SECRET_FIELDS.match(str(k))}
+    data = drop_secret_fields(data)
     canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def exchange_key(method: str, url: str, body: bytes, secrets: list[str] | None = None) -> str:
-    return f"{method.upper()} {strip_url(url, secrets)} {body_digest(body) or '-'}"
+def exchange_key(method: str, url: str, body: bytes, secrets: Sequence[str] = ()) -> str:
+    return f"{method.upper()} {redact_url(url, secrets)} {body_digest(body) or '-'}"
 
 
 def _request_body(request: Any) -> bytes:
@@ -161,11 +115,11 @@ class Recorder:
 
     mode = "record"
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
         self.directory = Path(directory)
         (self.directory / BODIES).mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._secrets = secret_values()
+        self._secrets = tuple(secrets)
         index = _read_index(self.directory) if (self.directory / INDEX).is_file() else _empty_index()
         self.exchanges: list[dict[str, Any]] = list(index["exchanges"])
         self.hosts: dict[str, list[str]] = dict(index["hosts"])
@@ -209,8 +163,8 @@ class Recorder:
             "key": key,
             "seq": 0,
             "method": request.method.upper(),
-            "url": strip_url(str(request.url), self._secrets),
-            "request_headers": strip_headers(request.headers, self._secrets),
+            "url": redact_url(str(request.url), self._secrets),
+            "request_headers": redact_headers(request.headers.multi_items(), self._secrets),
             "request_body_sha256": body_digest(body),
             "status": None,
             "headers": {},
@@ -291,11 +245,11 @@ def _recording_transport(recorder: Recorder, inner: Any) -> Any:
                 response = inner.handle_request(request)
             except httpx.TransportError as exc:
                 entry["error"] = type(exc).__name__
-                entry["error_detail"] = _scrub(str(exc), recorder._secrets)
+                entry["error_detail"] = redact_text(str(exc), recorder._secrets)
                 recorder._finish(entry, slot, None)
                 raise
             entry["status"] = response.status_code
-            entry["headers"] = strip_headers(response.headers, recorder._secrets)
+            entry["headers"] = redact_headers(response.headers.multi_items(), recorder._secrets)
             return httpx.Response(
                 status_code=response.status_code,
                 headers=response.headers,
@@ -317,7 +271,7 @@ class Replayer:
 
     mode = "replay"
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
         self.directory = Path(directory)
         if not (self.directory / INDEX).is_file():
             raise BadInput(
@@ -334,7 +288,7 @@ class Replayer:
             entries.sort(key=lambda e: e["seq"])
         self._served: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
-        self._secrets = secret_values()
+        self._secrets = tuple(secrets)
         self.misses: list[str] = []
         self.overruns: list[str] = []
         self.served = 0
@@ -419,7 +373,7 @@ def _replay_transport(replayer: Replayer) -> Any:
             if entry is None:
                 raise httpx.ConnectError(
                     f"replay: the cassette holds no exchange for {request.method} "
-                    f"{strip_url(str(request.url))}",
+                    f"{redact_url(str(request.url), replayer._secrets)}",
                     request=request,
                 )
             if entry.get("error"):
@@ -470,10 +424,12 @@ def client_kwargs(
     return kwargs
 
 
-def open_cassette(mode: str, directory: str | os.PathLike[str]) -> Recorder | Replayer:
-    """`Recorder` for mode "record", `Replayer` for "replay"."""
+def open_cassette(
+    mode: str, directory: str | os.PathLike[str], secrets: Sequence[str] = ()
+) -> Recorder | Replayer:
+    """`Recorder` for mode "record", `Replayer` for "replay" (`secrets`: `Settings.secrets`, scrubbed)."""
     if mode == "record":
-        return Recorder(directory)
+        return Recorder(directory, secrets)
     if mode == "replay":
-        return Replayer(directory)
+        return Replayer(directory, secrets)
     raise BadInput(f"unknown cassette mode {mode!r}; expected record or replay", code="bad-cassette-mode")

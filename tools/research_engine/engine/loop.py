@@ -7,7 +7,7 @@ commands call, so a headless run writes exactly the trace an agent would:
 
     plan        model.decompose            -> decompose.add            (sq add)
     queries     model.queries x 4 angles   (entity, time, source-type, counter)
-    gather      sources.search.search      -> sources.record.record_candidates   (--sources: web,
+    gather      sources.search.search      -> selection.candidates.record_*       (--sources: web,
                 sources.openalex.search_works / World Bank series candidates   openalex, worldbank;
                 (rules in engine.apigather)                                     an API failure is an event)
     select      model.select_judgement     -> selection.log_selection  (select log)
@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -65,6 +64,7 @@ from research_engine.engine.budget import Budget, MeteredClient
 from research_engine.engine.models import SELECTION_HINTS
 from research_engine.engine.progress import Progress
 from research_engine.errors import BadInput, BudgetSpent, CheckFailed, NotConfigured, ResearchEngineError
+from research_engine.settings import Settings
 from research_engine.trace import Run, atomic_write_text, iso
 
 JOURNAL_NAME = "engine"
@@ -72,23 +72,6 @@ ENGINE_CONFIG = "engine.json"  # inside the cassette directory
 ANGLES = ("entity", "time", "source-type", "counter")
 CLAIM_TYPES = ("factual", "quantitative", "regulatory", "competitive", "technical")
 CONFIDENCES = ("high", "medium", "low")
-
-# Environment variables that configure where the engine's HTTP goes (never secrets).
-CONFIG_ENV = (
-    "SEARXNG_URL",
-    "RESEARCH_ENGINE_SEARCH_ORDER",
-    "RESEARCH_ENGINE_ALLOW_DDG",
-    "RESEARCH_ENGINE_OPENALEX_URL",
-    "RESEARCH_ENGINE_WORLDBANK_URL",
-    "RESEARCH_ENGINE_BRAVE_URL",
-    "RESEARCH_ENGINE_TAVILY_URL",
-    "RESEARCH_ENGINE_DUCKDUCKGO_URL",
-    "RESEARCH_ENGINE_MODEL_BASE_URL",
-    "RESEARCH_ENGINE_MODEL",
-    "RESEARCH_ENGINE_MAILTO",
-)
-# Keys whose presence (not value) configures a backend; a replay sets a placeholder.
-KEY_ENV = ("BRAVE_API_KEY", "TAVILY_API_KEY")
 
 
 @dataclass
@@ -250,53 +233,6 @@ class _TimedModel:
 # ---------------------------------------------------------------------------- configuration
 
 
-def current_config() -> dict[str, Any]:
-    """The engine's HTTP configuration from the environment, with no secret in it."""
-    from research_engine.engine.cassette import strip_url
-
-    env = {}
-    for name in CONFIG_ENV:
-        value = os.environ.get(name)
-        if value:
-            env[name] = strip_url(value) if value.startswith("http") else value
-    keyed = [name for name in KEY_ENV if os.environ.get(name)]
-    return {"env": env, "keyed": keyed}
-
-
-def apply_config(config: dict[str, Any], *, replay: bool) -> None:
-    """Configure this process as a recorded run was configured.
-
-    For a replay everything is taken from the recording (keyed backends get a
-    placeholder key: the cassette never holds keys, and matching ignores them). For
-    a live resume only variables the environment does not set are filled in.
-    """
-    if replay:
-        for name in CONFIG_ENV + KEY_ENV:
-            os.environ.pop(name, None)
-    for name, value in (config.get("env") or {}).items():
-        if name in CONFIG_ENV and (replay or not os.environ.get(name)):
-            os.environ[name] = str(value)
-    if replay:
-        for name in config.get("keyed") or []:
-            if name in KEY_ENV:
-                os.environ[name] = "replay-placeholder"
-
-
-@contextmanager
-def scoped_environment() -> Iterator[None]:
-    """Restore the engine's configuration variables afterwards (a replay changes them in-process)."""
-    names = CONFIG_ENV + KEY_ENV
-    saved = {name: os.environ.get(name) for name in names}
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
     path = Path(cassette_dir) / ENGINE_CONFIG
     if not path.is_file():
@@ -311,21 +247,18 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
         raise BadInput(f"{path} is not valid JSON: {exc}", code="bad-cassette", field="replay") from exc
 
 
-def _provider_prefixes() -> tuple[str, ...]:
-    from research_engine.sources import endpoints
+def _provider_prefixes(settings: Settings) -> tuple[str, ...]:
+    from research_engine.sources.search import searxng_endpoint
 
-    searxng = (os.environ.get("SEARXNG_URL") or "").rstrip("/")
     # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are
     # fetches.
     prefixes = [
-        searxng + "/search" if searxng else "",
-        os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL") or "",
+        searxng_endpoint(settings) if settings.searxng_url else "",
+        settings.model_base_url or "",
     ]
-    for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo"):
-        try:
-            prefixes.append(endpoints.base_url(name))
-        except ResearchEngineError:
-            continue
+    prefixes += [
+        settings.base_url(name) for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo")
+    ]
     return tuple(p.rstrip("/") for p in prefixes if p)
 
 
@@ -382,11 +315,18 @@ class Engine:
     """One run being driven. Build with `Engine.start` (new run) or `Engine.reopen` (resume)."""
 
     def __init__(
-        self, run: Run, options: EngineOptions, progress: Progress, journal: Journal, model: Any = None
+        self,
+        run: Run,
+        options: EngineOptions,
+        progress: Progress,
+        journal: Journal,
+        settings: Settings,
+        model: Any = None,
     ) -> None:
         from research_engine import brief as brief_mod
 
         self.run = run
+        self.settings = settings
         self.options = options
         self.progress = progress
         self.journal = journal
@@ -412,24 +352,24 @@ class Engine:
     # -- setup ---------------------------------------------------------------------------------------
 
     def _open_clients(self) -> None:
-        from research_engine.net import HttpClient
+        from research_engine.engine.cassette import client_kwargs, open_cassette
+        from research_engine.net import fetch_policy
 
-        kwargs: dict[str, Any] = {"allow_private": self.options.allow_private or None}
+        options: dict[str, Any] = {}
         if self.options.allow_private:
-            kwargs["per_host_interval"] = 0.0  # a private/loopback corpus: no public host to be polite to
+            options["per_host_interval"] = 0.0  # a private/loopback corpus: no public host to be polite to
         if self.options.replay:
-            from research_engine.engine.cassette import client_kwargs, open_cassette
-
-            self.cassette = open_cassette("replay", self.options.replay)
-            kwargs.update(client_kwargs(self.cassette))
+            self.cassette = open_cassette("replay", self.options.replay, self.settings.secrets)
+            options.update(client_kwargs(self.cassette))
         elif self.options.record:
-            from research_engine.engine.cassette import client_kwargs, open_cassette
-
-            self.cassette = open_cassette("record", self.run.path("cassette_dir"))
-            kwargs.update(client_kwargs(self.cassette))
-        prefixes = _provider_prefixes()
-        base = HttpClient(**kwargs)
-        fresh = HttpClient(**{**kwargs, "use_cache": False})
+            self.cassette = open_cassette("record", self.run.path("cassette_dir"), self.settings.secrets)
+            options.update(client_kwargs(self.cassette))
+        policy = fetch_policy(
+            self.settings, self.run, allow_private=self.options.allow_private, client_options=options
+        )
+        prefixes = _provider_prefixes(self.settings)
+        base = policy.client()
+        fresh = policy.replace(use_cache=False).client()
         self._clients = [base, fresh]
         self.client = _TimedClient(base, self.budget, prefixes, self.clock)
         self.fresh_client = _TimedClient(fresh, self.budget, prefixes, self.clock)
@@ -443,7 +383,7 @@ class Engine:
             kw: dict[str, Any] = {}
             if name.split(":", 1)[0] == "openai":
                 kw["client"] = self.client
-            model = make_model(name, **kw)
+            model = make_model(name, settings=self.settings, **kw)
         self.raw_model = model
         self.budget.model_usage = model.usage
         self.budget.model_is_provider = not str(model.name).startswith(("extractive", "scripted"))
@@ -644,8 +584,8 @@ class Engine:
 
     def _gather_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
         from research_engine.errors import UpstreamFailed
+        from research_engine.selection.candidates import record_search
         from research_engine.sources import search
-        from research_engine.sources.record import record_search
 
         done = self._searched(sq)
         searched, failed = 0, 0
@@ -655,7 +595,9 @@ class Engine:
                 continue
             self.budget.check()
             try:
-                outcome = search.search(query, limit=self.options.search_limit, client=self.client)
+                outcome = search.search(
+                    query, limit=self.options.search_limit, client=self.client, settings=self.settings
+                )
             except UpstreamFailed as exc:
                 failed += 1
                 self.progress.note("search-failed", sq=sq, query=query, detail=exc.message)
@@ -702,7 +644,7 @@ class Engine:
             self._note_gather()
 
     def _api_entries(self, sq: str, command: str) -> list[dict[str, Any]]:
-        from research_engine.sources.record import read_candidates_file
+        from research_engine.selection.candidates import read_candidates_file
 
         entries = (read_candidates_file(self.run, sq) or {}).get("queries", [])
         return [e for e in entries if e["command"] == command]
@@ -714,8 +656,8 @@ class Engine:
         query OpenAlex has not been asked yet (a refused claim's or a gap's query)."""
         from research_engine import decompose
         from research_engine.engine import apigather
+        from research_engine.selection.candidates import record_works_search
         from research_engine.sources import openalex
-        from research_engine.sources.record import record_works_search
 
         question = decompose.get(self.run, sq)
         if not apigather.fits("openalex", question["claim_type"]):
@@ -735,7 +677,9 @@ class Engine:
             return {"searched": 0}
         self.budget.check()
         try:
-            found = openalex.search_works(query, limit=self.options.search_limit, client=self.client)
+            found = openalex.search_works(
+                query, limit=self.options.search_limit, client=self.client, settings=self.settings
+            )
         except BudgetSpent:
             raise
         except ResearchEngineError as exc:
@@ -751,16 +695,20 @@ class Engine:
 
         use_cache = self.cassette is None  # a cassette must hold them, so it is not bypassed by a cache
         if self._countries is None:
-            self._countries = apigather.load_countries(self.client, use_cache=use_cache)
+            self._countries = apigather.load_countries(
+                self.client, use_cache=use_cache, settings=self.settings
+            )
         if self._catalogue is None:
-            self._catalogue = apigather.load_indicators(self.client, use_cache=use_cache)
+            self._catalogue = apigather.load_indicators(
+                self.client, use_cache=use_cache, settings=self.settings
+            )
         return self._countries, self._catalogue
 
     def _gather_worldbank(self, cycle: int, sq: str) -> dict[str, Any]:
         """Series candidates for a quantitative sub-question that names countries and a quantity."""
         from research_engine import decompose
         from research_engine.engine import apigather
-        from research_engine.sources.record import record_candidates
+        from research_engine.selection.candidates import record_candidates
 
         question = decompose.get(self.run, sq)
         if not apigather.fits("worldbank", question["claim_type"]):
@@ -785,7 +733,8 @@ class Engine:
         indicators = apigather.rank_indicators(catalogue.get("indicators") or [], words)
         if not indicators:
             return {"skipped": "no indicator matches the sub-question's words"}
-        candidates = [apigather.series_candidate(ind, named, i) for i, ind in enumerate(indicators, 1)]
+        base = self.settings.base_url("worldbank")
+        candidates = [apigather.series_candidate(ind, named, i, base) for i, ind in enumerate(indicators, 1)]
         record_candidates(
             self.run,
             sq,
@@ -806,7 +755,7 @@ class Engine:
 
     def _select(self, cycle: int, sq: str) -> dict[str, Any]:
         from research_engine import decompose, selection
-        from research_engine.sources.record import load_candidates
+        from research_engine.selection.candidates import load_candidates
 
         meta = selection.load(self.run, sq)
         if meta and meta.get("rounds") and meta["rounds"][-1].get("cycle") == cycle:
@@ -854,7 +803,8 @@ class Engine:
         return keys
 
     def _retrieve(self, cycle: int, sq: str) -> dict[str, Any]:
-        from research_engine import retrieve, selection
+        from research_engine import selection
+        from research_engine.retrieve.pages import PageRequest, retrieve_pages
 
         have = self._retrieved_keys(sq)
         todo = [c for c in selection.chosen(self.run, sq) if c["canonical_key"] not in have]
@@ -863,13 +813,20 @@ class Engine:
         failed: list[dict[str, Any]] = []
         if web:
             self.budget.check()
-            results = self.client.get_many([c["url"] for c in web], accept=("html", "text"))
-            for cand, result in zip(web, results, strict=True):
-                doc, why = self._web_document(cand, result)
-                if doc is None:
-                    failed.append({"url": cand["url"], "error": why})
-                    continue
-                recorded.append(retrieve.record(self.run, sq, doc, query=_query_of(cand)))
+            pages = [
+                PageRequest(
+                    url=c["url"],
+                    query=_query_of(c),
+                    access_tier=c.get("access_tier") or "open",
+                    title=c.get("title"),
+                )
+                for c in web
+            ]
+            for page in retrieve_pages(self.run, sq, pages, self.client, timed=self.clock.timed):
+                if page.ref is not None:
+                    recorded.append(page.ref)
+                else:
+                    failed.append({"url": page.request.url, "error": page.why})
         for cand in todo:
             if (cand.get("kind") or "web") == "web":
                 continue
@@ -885,52 +842,27 @@ class Engine:
             self._event("fetch-failed", sq=sq, **item)
         return {"recorded": recorded, "failed": len(failed)}
 
-    def _web_document(self, cand: dict[str, Any], result: Any) -> tuple[Any, str | None]:
-        """A fetched page as a Document, the way `fetch --run` builds it (`web.document_from`)."""
-        from research_engine.extract import extract_document
-        from research_engine.web import document_from
-
-        if not result.ok:
-            return None, f"{result.error}: {result.error_detail or ''}".strip(": ")
-        try:
-            with self.clock.timed("extract"):
-                page = extract_document(
-                    result.body,
-                    content_type=result.content_type,
-                    url=result.final_url or result.url,
-                    text=result.text,
-                )
-        except ResearchEngineError as exc:
-            return None, f"decode-error: {exc.message}"
-        if page.thin:
-            return None, "thin: too little text to be a source"
-        doc = document_from(result, page)
-        doc.requested_url = cand["url"]
-        doc.access_tier = cand.get("access_tier") or "open"
-        if not doc.title:
-            doc.title = cand.get("title")
-        return doc, None
-
     def _api_document(self, sq: str, cand: dict[str, Any]) -> list[str]:
         """A chosen API candidate retrieved the way `openalex work` / `worldbank series --run` record it."""
-        from research_engine.sources import record as source_record
+        from research_engine.retrieve import api as source_record
 
         kind = cand.get("kind")
         if kind == "openalex":
             from research_engine.sources import openalex
 
-            fetch = openalex.get_work(cand.get("doi") or cand["url"], client=self.client)
-            return [
-                source_record.record_work(
-                    self.run, sq, fetch, access_tier=openalex.access_tier(), query=_query_of(cand)
-                )
-            ]
+            fetch = openalex.get_work(
+                cand.get("doi") or cand["url"], client=self.client, settings=self.settings
+            )
+            tier = openalex.access_tier(self.settings)
+            return [source_record.record_work(self.run, sq, fetch, access_tier=tier, query=_query_of(cand))]
         if kind == "worldbank":
             from research_engine.engine.apigather import parse_series_url
             from research_engine.sources import worldbank
 
             countries, indicator, span, mrv = parse_series_url(cand["url"])
-            series = worldbank.fetch_series(countries, indicator, date=span, mrv=mrv, client=self.client)
+            series = worldbank.fetch_series(
+                countries, indicator, date=span, mrv=mrv, client=self.client, settings=self.settings
+            )
             return source_record.record_series(
                 self.run, sq, series, query=_query_of(cand) or f"{';'.join(countries)} {indicator}"
             )
@@ -1532,7 +1464,12 @@ def _label_partial(text: str, why: str) -> str:
 
 
 def start(
-    brief_path: str | Path, options: EngineOptions, *, progress: Progress | None = None, model: Any = None
+    brief_path: str | Path,
+    options: EngineOptions,
+    *,
+    settings: Settings,
+    progress: Progress | None = None,
+    model: Any = None,
 ) -> Engine:
     """Lock the brief and prepare a new run (nothing is fetched yet)."""
     if options.record and options.replay:
@@ -1541,7 +1478,7 @@ def start(
 
     if options.replay:
         recorded = read_cassette_config(options.replay)
-        apply_config(recorded, replay=True)
+        settings = Settings.from_public(recorded)  # a replay is configured as the recording was
         options.allow_private = options.allow_private or bool(recorded.get("allow_private"))
         # A replay gathers what the recording gathered; a cassette from before --sources was web only.
         replayed = parse_sources(recorded.get("sources") or ["web"])
@@ -1556,15 +1493,15 @@ def start(
     else:
         legacy = False
         options.sources = parse_sources(options.sources)
-    _check_search_configured(options)
+    _check_search_configured(options, settings)
     if model is None and options.model.split(":", 1)[0] == "openai":
         from research_engine.engine.openai_model import configured_endpoint
 
         # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
-        configured_endpoint(model=options.model.partition(":")[2] or None)
+        configured_endpoint(settings, model=options.model.partition(":")[2] or None)
     run = _lock_brief(brief_path, options)
     journal = Journal(run)
-    config = current_config()
+    config = settings.public()
     config["as_of"] = (
         read_cassette_config(options.replay).get("as_of") if options.replay else date.today().isoformat()
     )
@@ -1582,7 +1519,7 @@ def start(
         atomic_write_text(
             cassette_dir / ENGINE_CONFIG, json.dumps({**config, "model": options.model}, indent=2) + "\n"
         )
-    engine = Engine(run, options, progress or Progress.quiet(), journal, model=model)
+    engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine._open_clients()
     engine._open_model()
     return engine
@@ -1591,6 +1528,7 @@ def start(
 def reopen(
     run_dir: str | Path,
     *,
+    settings: Settings,
     progress: Progress | None = None,
     model: Any = None,
     budget_overrides: dict[str, int] | None = None,
@@ -1612,17 +1550,20 @@ def reopen(
         options.budget_overrides.update(budget_overrides)
     if options.sources is None:
         options.sources = ["web"]  # started before --sources existed: it gathered from the web only
-    apply_config(journal.data.get("config") or {}, replay=bool(options.replay))
-    engine = Engine(run, options, progress or Progress.quiet(), journal, model=model)
+    recorded = journal.data.get("config") or {}
+    # A replay is configured as the recording was; a live resume keeps this machine's settings and fills in
+    # only what they leave unset.
+    settings = Settings.from_public(recorded, underneath=None if options.replay else settings)
+    engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine._open_clients()
     engine._open_model()
     return engine
 
 
-def _check_search_configured(options: EngineOptions) -> None:
+def _check_search_configured(options: EngineOptions, settings: Settings) -> None:
     from research_engine.sources import search
 
-    if "web" in (options.sources or ["web"]) and not search.configured_backends():
+    if "web" in (options.sources or ["web"]) and not search.configured_backends(settings):
         raise NotConfigured(
             "no web search backend is configured: set SEARXNG_URL (e.g. to a `research-engine corpus serve` "
             "address), BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
@@ -1635,20 +1576,31 @@ def run(
     brief_path: str | Path,
     options: EngineOptions | None = None,
     *,
+    settings: Settings | None = None,
     progress: Progress | None = None,
     model: Any = None,
 ) -> Outcome:
     """Lock `brief_path` and drive the run to its end (or its budget, or the dry-run's selection)."""
-    with scoped_environment():
-        engine = start(brief_path, options or EngineOptions(), progress=progress, model=model)
-        return engine.drive()
+    engine = start(
+        brief_path,
+        options or EngineOptions(),
+        settings=settings or Settings(),
+        progress=progress,
+        model=model,
+    )
+    return engine.drive()
 
 
-def resume(run_dir: str | Path, *, progress: Progress | None = None, model: Any = None) -> Outcome:
+def resume(
+    run_dir: str | Path,
+    *,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    model: Any = None,
+) -> Outcome:
     """Continue a run from its trace tree, redoing only unfinished work."""
-    with scoped_environment():
-        engine = reopen(run_dir, progress=progress, model=model)
-        if engine.journal.data.get("status") == "done":
-            engine.close()
-            return engine._outcome()
-        return engine.drive()
+    engine = reopen(run_dir, settings=settings or Settings(), progress=progress, model=model)
+    if engine.journal.data.get("status") == "done":
+        engine.close()
+        return engine._outcome()
+    return engine.drive()

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from research_engine.documents import Passage
 from research_engine.errors import BadInput
+from research_engine.settings import Settings
 
 VERDICTS = ("supported", "partial", "refuse")
 SELECTION_HINTS = ("choose", "reject")  # a selection judgement's verdict hint, or None
@@ -143,11 +144,11 @@ class Model(Protocol):
     def write(self, brief: dict[str, Any], sections: list[Section]) -> str: ...
 
 
-def make_model(name: str = "extractive", **kw: Any) -> Model:
-    """Build a model by kind: "extractive" (default), "openai" (from the environment) or "scripted".
+def make_model(name: str = "extractive", *, settings: Settings | None = None, **kw: Any) -> Model:
+    """Build a model by kind: "extractive" (default), "openai" (from the settings) or "scripted".
 
     `openai` takes `client=` (a `net.HttpClient`, so calls land in the cassette),
-    or builds its own; see `engine.openai_model.OpenAIModel.from_env`.
+    or builds its own; see `engine.openai_model.OpenAIModel.from_settings`.
     """
     kind = (name or "extractive").split(":", 1)[0]
     if kind == "extractive":
@@ -159,7 +160,7 @@ def make_model(name: str = "extractive", **kw: Any) -> Model:
 
         if ":" in name and "model" not in kw:
             kw["model"] = name.split(":", 1)[1]
-        return OpenAIModel.from_env(**kw)
+        return OpenAIModel.from_settings(settings or Settings(), **kw)
     if kind == "scripted":
         return ScriptedModel(**kw)
     raise BadInput(

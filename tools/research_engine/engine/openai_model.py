@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from pathlib import Path
@@ -52,6 +51,7 @@ from research_engine.engine.models import (
     VerdictDraft,
 )
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
+from research_engine.settings import Settings
 
 log = logging.getLogger("research_engine.engine.openai")
 
@@ -124,13 +124,15 @@ def _is_private_endpoint(base_url: str) -> bool:
     return address.is_private or address.is_loopback
 
 
-def configured_endpoint(base_url: str | None = None, model: str | None = None) -> tuple[str, str]:
-    """The endpoint's base URL and model name, from the arguments or the environment; NotConfigured if absent.
+def configured_endpoint(
+    settings: Settings, base_url: str | None = None, model: str | None = None
+) -> tuple[str, str]:
+    """The endpoint's base URL and model name, from the arguments or the settings; NotConfigured if absent.
 
     The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
     """
-    base_url = base_url or os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL")
-    model = model or os.environ.get("RESEARCH_ENGINE_MODEL")
+    base_url = base_url or settings.model_base_url
+    model = model or settings.model
     if not base_url:
         raise NotConfigured(
             "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
@@ -202,9 +204,9 @@ class OpenAIModel:
         self.client = client
 
     @classmethod
-    def from_env(cls, **kw: Any) -> OpenAIModel:
-        base_url, model = configured_endpoint(kw.pop("base_url", None), kw.pop("model", None))
-        api_key = kw.pop("api_key", None) or os.environ.get("RESEARCH_ENGINE_MODEL_API_KEY")
+    def from_settings(cls, settings: Settings, **kw: Any) -> OpenAIModel:
+        base_url, model = configured_endpoint(settings, kw.pop("base_url", None), kw.pop("model", None))
+        api_key = kw.pop("api_key", None) or settings.model_api_key
         return cls(base_url=base_url, model=model, api_key=api_key, **kw)
 
     def close(self) -> None:

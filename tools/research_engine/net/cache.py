@@ -1,6 +1,6 @@
 """The conditional-revalidation store: validators and bodies of earlier 200 responses, per URL.
 
-Layout under the cache directory (`RESEARCH_ENGINE_CACHE_DIR`, default
+Layout under the cache directory (`Settings.cache_root`: `RESEARCH_ENGINE_CACHE_DIR`, default
 `~/.cache/research-engine`):
 
     http/entries/<sha256 of the URL>.json   url, etag, last-modified, content type, headers, body digest
@@ -18,18 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from research_engine.settings import default_cache_root
 from research_engine.trace import atomic_write_bytes, atomic_write_text
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("RESEARCH_ENGINE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "research-engine"
 
 
 @dataclass
@@ -55,7 +48,7 @@ class CacheEntry:
 
 class RevalidationCache:
     def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.root = Path(root).expanduser() if root is not None else default_cache_root()
         self.entries = self.root / "http" / "entries"
         self.bodies = self.root / "http" / "bodies"
 

@@ -24,13 +24,11 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import logging
-import os
 import random
-import re
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,6 +44,7 @@ from research_engine.net.cache import CacheEntry, RevalidationCache
 from research_engine.net.guard import GuardVerdict, Resolver, check_url
 from research_engine.net.politeness import Gate
 from research_engine.net.robots import MAX_ROBOTS_BYTES, RobotsPolicy
+from research_engine.redaction import redact_text
 from research_engine.trace import iso
 
 if TYPE_CHECKING:
@@ -54,15 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("research_engine.net")
 
 ERROR_BODY_MAX = 64 * 1024  # enough for an API's {error, message}; error pages are not sources
-# Query parameters that carry credentials: redacted in logs here, and dropped from recorded URLs by sources.
-SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "auth"})
-_SECRET_PARAM_RE = re.compile(r"(?i)\b(" + "|".join(sorted(SECRET_PARAMS)) + r")=([^&\s]+)")
-
-
-def redact_secrets(text: str) -> str:
-    """`text` with credential query values (api_key=..., token=...) replaced: logs never hold secrets."""
-    return _SECRET_PARAM_RE.sub(lambda m: f"{m.group(1)}=REDACTED", text)
-
 
 USER_AGENT = f"research-engine/{__version__} (+https://github.com/research-engine/research-engine)"
 MAX_REDIRECTS = 5
@@ -313,7 +303,7 @@ class HttpClient:
     def __init__(
         self,
         *,
-        allow_private: bool | None = None,
+        allow_private: bool = False,
         ignore_robots: bool = False,
         user_agent: str | None = None,
         cache_dir: str | Path | None = None,
@@ -331,12 +321,12 @@ class HttpClient:
         backoff_base: float = 0.5,
         robots_ttl: float = ROBOTS_TTL,
         robots_error_ttl: float = ROBOTS_ERROR_TTL,
+        secrets: Sequence[str] = (),
     ) -> None:
         import httpx
 
-        if allow_private is None:
-            allow_private = os.environ.get("RESEARCH_ENGINE_ALLOW_PRIVATE") == "1"
         self.allow_private = bool(allow_private)
+        self.secrets = tuple(secrets)  # known credential values, scrubbed from logs and overrides
         self.allow_addresses = frozenset(allow_addresses)
         self.ignore_robots = ignore_robots
         self.user_agent = user_agent or USER_AGENT
@@ -410,7 +400,7 @@ class HttpClient:
                 max_bytes=self.max_bytes,
             )
         except Exception as exc:  # a bug must not break a batch; one line, the traceback with -v
-            log.error("internal error fetching %s: %s", redact_secrets(requested), exc)
+            log.error("internal error fetching %s: %s", self._redact(requested), exc)
             log.info("traceback", exc_info=True)
             return self._failure(requested, time.monotonic(), "network", f"internal error: {exc}")
 
@@ -430,7 +420,7 @@ class HttpClient:
                 payload=payload,
             )
         except Exception as exc:  # as in get(): one line, the traceback with -v
-            log.error("internal error posting to %s: %s", redact_secrets(url), exc)
+            log.error("internal error posting to %s: %s", self._redact(url), exc)
             log.info("traceback", exc_info=True)
             return self._failure(url, time.monotonic(), "network", f"internal error: {exc}")
 
@@ -471,6 +461,9 @@ class HttpClient:
 
     # ------------------------------------------------------------ internals
 
+    def _redact(self, text: str) -> str:
+        return redact_text(text, self.secrets)
+
     def _count(self, name: str) -> None:
         with self._state_lock:
             self.stats[name] += 1
@@ -483,10 +476,10 @@ class HttpClient:
             self.overrides.append(
                 {
                     "kind": kind,
-                    **{k: redact_secrets(str(v)) if isinstance(v, str) else v for k, v in details.items()},
+                    **{k: self._redact(str(v)) if isinstance(v, str) else v for k, v in details.items()},
                 }
             )
-        log.warning("%s: %s", kind, ", ".join(f"{k}={redact_secrets(str(v))}" for k, v in details.items()))
+        log.warning("%s: %s", kind, ", ".join(f"{k}={self._redact(str(v))}" for k, v in details.items()))
 
     def _failure(
         self,
@@ -784,7 +777,7 @@ class HttpClient:
                     return exchange
             log.info(
                 "retrying %s after %s (attempt %d)",
-                redact_secrets(url),
+                self._redact(url),
                 exchange.error or exchange.status,
                 attempt + 1,
             )
