@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
 
 SCHEMA = "claims"
@@ -231,7 +232,7 @@ def add_claim(
         )
     decompose.get(run, sq)
     evidence = check_claim(run, text, list(sources), list(quotes))
-    cycle = decompose.current_cycle(run)
+    cycle = current_cycle(run)
     with run.lock():
         ledger = load(run)
         clm = ids.next_id(run, "clm")
@@ -405,7 +406,7 @@ def check_claims(run: Run, report: Any) -> None:
     """validate: the draft conforms; claims cite existing sub-questions and sources whose stored text
     still holds each quote; tensions cite existing claims; ids are unique."""
     from research_engine import decompose, grounding
-    from research_engine.validate import load_checked
+    from research_engine.artifacts import load_checked
 
     path = run.path("draft")
     meta = load_checked(run, report, path, SCHEMA)

@@ -33,6 +33,7 @@ from typing import Any
 
 from research_engine.brief import CYCLE_CEILING
 from research_engine.errors import CheckFailed
+from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.trace import Run, iso
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.
@@ -191,33 +192,6 @@ def _rung_why(signal: str, signals: Signals, targets: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------- reading the artifacts
 
 
-def _load_loop_log(run: Run) -> dict[str, Any]:
-    from research_engine.artifacts import read_markdown
-
-    path = run.path("loop_log")
-    if not path.is_file():
-        return {"schema_version": 1, "cycles": []}
-    meta, _ = read_markdown(path)
-    meta.setdefault("cycles", [])
-    return meta
-
-
-def current_cycle(run: Run) -> int:
-    """1 + the number of cycle blocks in controller/loop-log.md (1 before the first `control`)."""
-    return 1 + len(_load_loop_log(run)["cycles"])
-
-
-def latest_verdicts(run: Run) -> dict[str, dict[str, Any]]:
-    """claim id -> its latest challenge (from the archived cycles, then the current file)."""
-    from research_engine.verify import all_contestations
-
-    latest: dict[str, dict[str, Any]] = {}
-    for meta in all_contestations(run):
-        for chl in meta.get("challenges", []):
-            latest[chl["claim"]] = {**chl, "cycle": meta.get("cycle")}
-    return latest
-
-
 def read_signals(run: Run) -> Signals:
     """Compute the four signals from the run's artifacts, with a sentence on how each was read."""
     from research_engine import claims as claims_ledger
@@ -314,7 +288,7 @@ def control(run: Run) -> dict[str, Any]:
 
     with run.lock():
         record = runrecord.read(run)
-        log = _load_loop_log(run)
+        log = load_loop_log(run)
         if record.get("stop_reason") or any(b["decision"]["action"] == "stop" for b in log["cycles"]):
             raise CheckFailed(
                 f"the run already stopped ({record.get('stop_reason') or 'see controller/loop-log.md'}); "
@@ -455,19 +429,15 @@ def _write_loop_log(run: Run, log: dict[str, Any]) -> None:
     write_markdown(run.path("loop_log"), log, "\n".join(lines), schema="loop-log")
 
 
-def load_loop_log(run: Run) -> dict[str, Any]:
-    return _load_loop_log(run)
-
-
 _CYCLE_BLOCK_RE = re.compile(r"^## Cycle (\d+)", re.M)
 
 
 def check_loop_log(run: Run, report: Any) -> None:
     """validate checker: loop-log front matter, cycle numbering, references to contestation."""
     from research_engine import runrecord
+    from research_engine.artifacts import read_counted
     from research_engine.errors import ResearchEngineError
     from research_engine.schemas import validate
-    from research_engine.validate import read_counted
 
     path = run.path("loop_log")
     read = read_counted(report, path)
@@ -508,7 +478,6 @@ def check_loop_log(run: Run, report: Any) -> None:
 
 
 def _check_refusals_named(run: Run, report: Any, path: Any, cycles: list[dict[str, Any]]) -> None:
-    from research_engine.verify import all_contestations
 
     refused_by_cycle: dict[int, set[str]] = {}
     for meta in all_contestations(run):

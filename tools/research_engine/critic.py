@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed
+from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
 
 SEVERITIES = ("material", "cosmetic")
@@ -38,7 +39,7 @@ def open_material_gaps(run: Run) -> list[dict[str, Any]]:
 
 def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = None) -> str:
     """Record a gap; returns its id (G-NN)."""
-    from research_engine import controller, ids
+    from research_engine import ids
 
     about, query = (about or "").strip(), (query or "").strip()
     if not about:
@@ -62,7 +63,7 @@ def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = Non
                 "status": "open",
                 "closed_why": None,
                 "closed_at": None,
-                "cycle": controller.current_cycle(run),
+                "cycle": current_cycle(run),
                 "added_at": iso(),
             }
         )
@@ -112,8 +113,8 @@ def _write(run: Run, data: dict[str, Any]) -> None:
 
 def check_gaps(run: Run, report: Any) -> None:
     """validate checker: gaps.md front matter and its sub-question references."""
+    from research_engine.artifacts import load_checked
     from research_engine.errors import ResearchEngineError
-    from research_engine.validate import load_checked
 
     path = run.path("gaps")
     data = load_checked(run, report, path, "gaps")

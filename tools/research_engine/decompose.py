@@ -9,34 +9,16 @@ the list for people. It never deletes or renumbers a sub-question.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed
+from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
 
 SCHEMA = "sub-questions"
 SCHEMA_VERSION = 1
 CLAIM_TYPES = ("factual", "quantitative", "regulatory", "competitive", "technical")
 ANGLES = ("entity", "time", "source-type", "counter")
-
-
-def current_cycle(run: Run) -> int:
-    """The cycle in progress: 1 + the number of cycle blocks in controller/loop-log.md."""
-    controller_cycle: Callable[[Run], int] | None
-    try:
-        from research_engine.controller import current_cycle as controller_cycle
-    except ImportError:  # the controller module is optional for the early stages
-        controller_cycle = None
-    if controller_cycle is not None:
-        return int(controller_cycle(run))
-    path = run.path("loop_log")
-    if not path.is_file():
-        return 1
-    from research_engine.artifacts import read_markdown
-
-    meta, _ = read_markdown(path)
-    return 1 + len(meta.get("cycles") or [])
 
 
 def load_document(run: Run) -> dict[str, Any]:
@@ -134,7 +116,7 @@ def render(items: list[dict[str, Any]]) -> str:
 
 def check_sub_questions(run: Run, report: Any) -> None:
     """validate: sub-questions.md conforms to its schema and its ids are unique."""
-    from research_engine.validate import load_checked
+    from research_engine.artifacts import load_checked
 
     path = run.path("sub_questions")
     meta = load_checked(run, report, path, SCHEMA)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.trace import Run, iso
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
@@ -201,7 +202,6 @@ def _states_fact(block: Block) -> bool:
 def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(claims by id, latest verdict by claim id)."""
     from research_engine import claims as ledger
-    from research_engine.controller import latest_verdicts
 
     return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
 
@@ -372,7 +372,7 @@ def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
 
 def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
-    from research_engine import controller, runrecord
+    from research_engine import runrecord
     from research_engine.artifacts import write_markdown
 
     text = read_deliverable(path)
@@ -384,7 +384,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             problems=report.problems,
             data=report.to_dict(),
         )
-    log = controller.load_loop_log(run)
+    log = load_loop_log(run)
     last = log["cycles"][-1] if log["cycles"] else None
     if last is None or last["decision"]["action"] != "stop":
         raise CheckFailed(
@@ -436,7 +436,6 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
 
 
 def _refused_ever(run: Run) -> list[str]:
-    from research_engine.verify import all_contestations
 
     return sorted(
         {
@@ -534,9 +533,9 @@ def _evidence_digest(run: Run, ref: str) -> str:
 
 def check_result(run: Run, report: Any) -> None:
     """validate checker: synthesis/result.md front matter, and its text passes `report check`."""
+    from research_engine.artifacts import read_counted
     from research_engine.errors import ResearchEngineError
     from research_engine.schemas import validate
-    from research_engine.validate import read_counted
 
     path = run.path("result")
     read = read_counted(report, path)

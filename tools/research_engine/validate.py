@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from research_engine.errors import Problem
+from research_engine.artifacts import ValidationReport, load_checked, read_counted
 from research_engine.trace import Run
+
+__all__ = ["CHECKERS", "ValidationReport", "load_checked", "read_counted", "validate_run"]
 
 # "module:function" checkers, each called as fn(run, report).
 CHECKERS = [
@@ -31,35 +30,6 @@ CHECKERS = [
     "research_engine.critic:check_gaps",
     "research_engine.report:check_result",
 ]
-
-
-@dataclass
-class ValidationReport:
-    root: Path
-    checked_files: int = 0
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def add(
-        self, file: Path | str, message: str, code: str = "invalid-artifact", field: str | None = None
-    ) -> None:
-        rel = Path(file).relative_to(self.root).as_posix() if Path(file).is_absolute() else str(file)
-        self.problems.append(Problem(code, message, field=field, file=rel))
-
-    def extend(self, problems: list[Problem], file: Path) -> None:
-        for p in problems:
-            self.add(file, p.message, p.code, p.field)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_root": str(self.root),
-            "valid": self.ok,
-            "checked_files": self.checked_files,
-            "problems": [p.to_dict() for p in self.problems],
-        }
 
 
 def validate_run(run: Run) -> ValidationReport:
@@ -121,38 +91,6 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
                 "cross-reference",
                 "brief_digest",
             )
-
-
-def load_checked(run: Run, report: ValidationReport, path: Path, schema: str) -> dict[str, Any] | None:
-    """The front matter of the artifact at `path` when it is present, readable and valid against `schema`.
-
-    Counts the file, records every problem in `report`, and returns None when there is nothing further to
-    check (absent, unreadable or schema-invalid), so checkers only add their cross-references.
-    """
-    from research_engine.schemas import validate
-
-    read = read_counted(report, path)
-    if read is None:
-        return None
-    problems = validate(read[0], schema)
-    report.extend(problems, path)
-    return None if problems else read[0]
-
-
-def read_counted(report: ValidationReport, path: Path) -> tuple[dict[str, Any], str] | None:
-    """(front matter, body) of the artifact at `path` when it is present and readable, counting the file;
-    None (with the problem recorded) when it is unreadable. For checkers that also read the body."""
-    from research_engine.artifacts import read_markdown
-    from research_engine.errors import BadInput
-
-    if not path.is_file():
-        return None
-    report.checked_files += 1
-    try:
-        return read_markdown(path)
-    except BadInput as exc:
-        report.add(path, exc.message, "malformed-artifact")
-        return None
 
 
 def check_sources(run: Run, report: ValidationReport) -> None:

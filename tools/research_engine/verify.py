@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
+from research_engine.runstate import all_contestations, current_cycle
 from research_engine.settings import Settings
 from research_engine.trace import Run, iso
 
@@ -355,7 +356,6 @@ def prepare(
     run: Run, claim_ids: list[str] | None = None, *, client: Any = None, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet."""
-    from research_engine import controller
     from research_engine.retrieve import source_path
 
     wanted = _parse_claim_ids(claim_ids)
@@ -377,7 +377,7 @@ def prepare(
     if not chosen:
         raise CheckFailed("no active claims to verify", code="nothing-to-verify")
 
-    cycle = controller.current_cycle(run)
+    cycle = current_cycle(run)
     sheet = load_worksheet(run)
     if sheet is not None and sheet["cycle"] != cycle:
         if sheet["challenges"] and not sheet.get("closed_at"):
@@ -640,21 +640,6 @@ def _checks_summary(row: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- closing a cycle
 
 
-def all_contestations(run: Run) -> list[dict[str, Any]]:
-    """Front matter of every contestation file, oldest cycle first (archives, then the current one)."""
-    from research_engine.artifacts import read_markdown
-
-    metas: list[dict[str, Any]] = []
-    verify_dir = run.root / "verify"
-    archives = sorted(verify_dir.glob("contestation.cycle-*.md"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
-    for path in archives:
-        metas.append(read_markdown(path)[0])
-    current = run.path("contestation")
-    if current.is_file():
-        metas.append(read_markdown(current)[0])
-    return sorted(metas, key=lambda m: int(m.get("cycle", 0)))
-
-
 def summarize(challenges: list[dict[str, Any]]) -> dict[str, Any]:
     """checked, supported, partial, refused, grounding score = supported / checkable.
 
@@ -799,8 +784,8 @@ def _write_contestation(run: Run, meta: dict[str, Any]) -> None:
 
 def check_verify(run: Run, report: Any) -> None:
     """validate checker: worksheet, evidence and contestation files; challenges -> claims."""
+    from research_engine.artifacts import load_checked
     from research_engine.errors import ResearchEngineError
-    from research_engine.validate import load_checked
 
     try:
         claims = _claims_by_id(run)

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from research_engine.runstate import latest_verdicts, load_loop_log
 from research_engine.trace import Run, atomic_write_text
 
 VERDICT_LABELS = {"supported": "supported", "partial": "partial", "refuse": "REFUSED", None: "unverified"}
@@ -80,12 +81,10 @@ def gather(run: Run) -> dict[str, Any]:
     from research_engine import brief, claims, critic, decompose, retrieve, runrecord, selection
 
     def verdicts() -> dict[str, Any]:
-        from research_engine.controller import latest_verdicts
 
         return latest_verdicts(run)
 
     def loop_cycles() -> list[dict[str, Any]]:
-        from research_engine.controller import load_loop_log
 
         return load_loop_log(run).get("cycles", [])
 

@@ -60,6 +60,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from research_engine import runstate
 from research_engine.engine.budget import Budget, MeteredClient
 from research_engine.engine.models import SELECTION_HINTS
 from research_engine.engine.progress import Progress
@@ -427,12 +428,12 @@ class Engine:
         return result
 
     def _figures(self) -> None:
-        from research_engine import claims, controller, decompose, retrieve
+        from research_engine import claims, decompose, retrieve
 
         try:
-            latest = controller.latest_verdicts(self.run)
+            latest = runstate.latest_verdicts(self.run)
             self.progress.figures(
-                cycle=controller.current_cycle(self.run),
+                cycle=runstate.current_cycle(self.run),
                 sub_questions=len(decompose.load(self.run)),
                 sources=len(retrieve.list_sources(self.run)),
                 claims=len(claims.active_claims(self.run)),
@@ -448,7 +449,6 @@ class Engine:
     # -- driving -------------------------------------------------------------------------------------
 
     def drive(self) -> Outcome:
-        from research_engine import controller
 
         self.journal.data["sessions"] = int(self.journal.data.get("sessions") or 0) + 1
         self.journal.data["status"] = "running"
@@ -457,10 +457,10 @@ class Engine:
         self._reconcile()
         try:
             self.step("plan", self._plan)
-            cycle = controller.current_cycle(self.run)
+            cycle = runstate.current_cycle(self.run)
             if self.journal.done("synthesize"):
                 return self._outcome()
-            last = controller.load_loop_log(self.run)["cycles"]
+            last = runstate.load_loop_log(self.run)["cycles"]
             stopped = bool(last) and last[-1]["decision"]["action"] == "stop"
             if not stopped:
                 if cycle == 1:
@@ -1012,11 +1012,11 @@ class Engine:
         return {"closed": True, "summary": closed["summary"], "forced": forced}
 
     def _critic(self, cycle: int) -> dict[str, Any]:
-        from research_engine import claims, controller, critic, decompose
+        from research_engine import claims, critic, decompose
 
         sqs = decompose.load(self.run)
         known = {sq["id"] for sq in sqs}
-        latest = controller.latest_verdicts(self.run)
+        latest = runstate.latest_verdicts(self.run)
         judged = [
             {**c, "verdict": (latest.get(c["id"]) or {}).get("verdict")}
             for c in claims.active_claims(self.run)
@@ -1051,7 +1051,7 @@ class Engine:
     def _control(self, cycle: int) -> dict[str, Any]:
         from research_engine import controller
 
-        log = controller.load_loop_log(self.run)
+        log = runstate.load_loop_log(self.run)
         if len(log["cycles"]) >= cycle:  # written before a kill: reuse it
             block = log["cycles"][cycle - 1]
             decision = {**block["decision"], "cycle": block["cycle"]}
@@ -1074,7 +1074,7 @@ class Engine:
     def _remediate(self, cycle: int, decision: dict[str, Any]) -> dict[str, Any]:
         """Turn the controller's decision into cycle+1's plan: which sub-questions to search again, and
         how."""
-        from research_engine import claims, controller, critic, decompose
+        from research_engine import claims, critic, decompose
 
         action, targets = decision["action"], decision["targets"]
         sqs = {sq["id"]: sq for sq in decompose.load(self.run)}
@@ -1090,7 +1090,7 @@ class Engine:
                     bucket.append(q)
 
         if action == "re-research":
-            latest = controller.latest_verdicts(self.run)
+            latest = runstate.latest_verdicts(self.run)
             tensions = {t["id"]: t for t in claims.load(self.run).get("tensions", [])}
             claim_ids: list[str] = []
             for target in targets:
@@ -1159,10 +1159,10 @@ class Engine:
     # -- synthesis -----------------------------------------------------------------------------------
 
     def _sections(self) -> list[Any]:
-        from research_engine import claims, controller, critic, decompose
+        from research_engine import claims, critic, decompose
         from research_engine.engine.models import Section
 
-        latest = controller.latest_verdicts(self.run)
+        latest = runstate.latest_verdicts(self.run)
         ledger = claims.load(self.run)["claims"]
         gaps = [g for g in critic.load(self.run)["gaps"] if g["status"] == "open"]
         sections = []
@@ -1236,14 +1236,14 @@ class Engine:
         name = (spent.data or {}).get("budget") or spent.code.removeprefix("budget:")
         self.progress.note("budget-spent", budget=name, detail=spent.message)
         self._save_spend()
-        log = controller.load_loop_log(self.run)
+        log = runstate.load_loop_log(self.run)
         stopped = bool(log["cycles"]) and log["cycles"][-1]["decision"]["action"] == "stop"
         if not stopped and decompose.load(self.run):
             # The spend is in run.json, so the governor stops the run and says why in the loop log
             # (criterion first: a run whose criterion is met when the money runs out is complete).
             with suppress(CheckFailed):
                 controller.control(self.run)
-            log = controller.load_loop_log(self.run)
+            log = runstate.load_loop_log(self.run)
             stopped = bool(log["cycles"]) and log["cycles"][-1]["decision"]["action"] == "stop"
         decided = log["cycles"][-1]["decision"]["stop_reason"] if stopped else None
         stop_reason = decided or f"budget:{name}"
@@ -1375,16 +1375,16 @@ class Engine:
                 rec["sources"].sort(key=lambda s: _ref_key(s["id"]))
 
             runrecord.update(self.run, add_sources)
-        log = controller.load_loop_log(self.run)
+        log = runstate.load_loop_log(self.run)
         if len(log["cycles"]) > int(record.get("cycles") or 0):
             for block in log["cycles"][int(record.get("cycles") or 0) :]:
                 controller.note_cycle(self.run, block)  # the loop-log block was written, run.json was not
 
     def _outcome(self) -> Outcome:
-        from research_engine import claims, controller, decompose, retrieve, runrecord
+        from research_engine import claims, decompose, retrieve, runrecord
 
         record = runrecord.read(self.run)
-        latest = controller.latest_verdicts(self.run)
+        latest = runstate.latest_verdicts(self.run)
         result = self.run.path("result")
         status = record.get("status") or "running"
         if self.options.dry_run:

@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 
 from research_engine.errors import BadInput
+from research_engine.runstate import current_cycle
 from research_engine.selection.scoring import (
     DEFAULT_BUDGET,
     DOMAIN_CAP,
@@ -173,7 +174,7 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
         meta["claim_type"] = question["claim_type"]
         round_ = {
             "round": len(meta["rounds"]) + 1,
-            "cycle": decompose.current_cycle(run),
+            "cycle": current_cycle(run),
             "logged_at": iso(),
             "as_of": ctx.as_of.isoformat(),
             "recency": recency,
@@ -222,7 +223,7 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
 def check_selections(run: Run, report: Any) -> None:
     """validate: each selection log conforms, names its own sub-question, and that sub-question exists."""
     from research_engine import decompose
-    from research_engine.validate import load_checked
+    from research_engine.artifacts import load_checked
 
     known = None
     for path in sorted(run.root.joinpath("select").glob("*.selection.md")):
