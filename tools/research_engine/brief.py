@@ -22,7 +22,6 @@ REQUIRED = ("objective", "deliverable", "output_path")
 RECOMMENDED = ("scope", "depth", "recency", "claim_types", "reproducibility", "budget")
 OPTIONAL = ("known_sources", "prior_context", "avoid_sources", "format_constraints", "language")
 KNOWN_FIELDS = frozenset(REQUIRED + RECOMMENDED + OPTIONAL + ("locked",))
-CYCLE_CEILING = {"quick": 1, "standard": 2, "deep": 3}
 MAX_QUESTIONS = 5
 
 # The question asked for each field at intake, in the order they are asked.
@@ -268,7 +267,9 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
     text = render_locked(fields)
     with run.lock():
         run.write_text("brief", text)
-        runrecord.create(run, fields, digest_text(text), allow_private=allow_private)
+        runrecord.create(
+            run, fields, digest_text(text), budgets=budget_of(fields), allow_private=allow_private
+        )
     return LockedBrief(run_root=run.root, run_id=run.run_id, fields=fields, digest=digest_text(text))
 
 

@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from research_engine.brief import CYCLE_CEILING
 from research_engine.errors import CheckFailed
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import CYCLE_CEILING
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.
 POLICY: dict[str, Any] = {

@@ -10,17 +10,24 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from research_engine import __version__
 from research_engine.errors import BadInput
 from research_engine.redaction import redact_url
 from research_engine.trace import Run, atomic_write_text, iso
+from research_engine.vocabulary import CYCLE_CEILING, Depth
 
 SCHEMA_VERSION = 1
 
 
-def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_private: bool = False) -> dict:
-    from research_engine import __version__
-    from research_engine.brief import CYCLE_CEILING, budget_of
-
+def create(
+    run: Run,
+    brief_fields: dict[str, Any],
+    brief_digest: str,
+    *,
+    budgets: dict[str, int],
+    allow_private: bool = False,
+) -> dict:
+    """The first run.json of a run locked from `brief_fields` (`budgets`: the brief's, defaults filled in)."""
     now = iso()
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -31,7 +38,7 @@ def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_p
         "tool_version": __version__,
         "status": "locked",
         "depth": brief_fields.get("depth", "standard"),
-        "cycle_ceiling": CYCLE_CEILING[brief_fields.get("depth", "standard")],
+        "cycle_ceiling": CYCLE_CEILING[brief_fields.get("depth", Depth.STANDARD)],
         "cycles": 0,
         "stop_reason": None,
         "allow_private": allow_private,
@@ -42,7 +49,7 @@ def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_p
         "cycles_detail": [],
         "refused_ever": False,
         "refused_claims": [],
-        "budgets": {"set": budget_of(brief_fields), "spent": {}},
+        "budgets": {"set": dict(budgets), "spent": {}},
         "events": [],
     }
     write(run, record)

@@ -1,4 +1,5 @@
-"""The governor's budgets for a headless run: what has been spent, and the clean stop when one is gone.
+"""Metering a headless run: the governor's budgets (what has been spent, the clean stop when one is gone)
+and the engine's own timers (where the time went, for `bench/run.py`).
 
 Four run budgets, set by the brief (`budget:` in brief.md, defaults in
 schema/brief.schema.json) and named as in `controller.POLICY["run_budgets"]`:
@@ -21,17 +22,25 @@ is spent) without any adapter knowing about budgets.
 
 This module never decides routing (the controller reads the same figures from
 run.json) and never writes an artifact itself; the loop persists `spent`.
+
+`Clock` keeps exclusive time per category (an inner category pauses the outer one);
+`TimedClient` and `TimedModel` book HTTP and model time on it, and `TimedModel` checks
+the budget before every model call.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from research_engine.brief import budget_of
 from research_engine.errors import BudgetSpent
+from research_engine.vocabulary import Budget as BudgetName
 
-BUDGET_NAMES = ("provider_calls", "fetched_bytes", "model_tokens", "wall_clock_seconds")
+BUDGET_NAMES: tuple[str, ...] = tuple(BudgetName)
 
 
 @dataclass
@@ -54,8 +63,6 @@ class Budget:
         carried: dict[str, Any] | None = None,
         overrides: dict[str, int] | None = None,
     ) -> Budget:
-        from research_engine.brief import budget_of
-
         limits = {k: int(v) for k, v in budget_of(fields).items() if k in BUDGET_NAMES}
         limits.update({k: int(v) for k, v in (overrides or {}).items() if k in BUDGET_NAMES})
         return cls(limits=limits, carried={k: v for k, v in (carried or {}).items() if k in BUDGET_NAMES})
@@ -159,3 +166,72 @@ class MeteredClient:
 
     def __getattr__(self, name: str) -> Any:  # anything else (cache dirs, flags) from the real client
         return getattr(self._client, name)
+
+
+# ---------------------------------------------------------------------------- timing (for bench/run.py)
+
+
+class Clock:
+    """Exclusive time per category: an inner category pauses the outer one."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+        self._stack: list[tuple[str, float]] = []
+
+    @contextmanager
+    def timed(self, category: str) -> Iterator[None]:
+        now = time.perf_counter()
+        if self._stack:
+            outer, since = self._stack[-1]
+            self.totals[outer] = self.totals.get(outer, 0.0) + now - since
+        self._stack.append((category, now))
+        try:
+            yield
+        finally:
+            end = time.perf_counter()
+            cat, since = self._stack.pop()
+            self.totals[cat] = self.totals.get(cat, 0.0) + end - since
+            if self._stack:
+                outer, _ = self._stack[-1]
+                self._stack[-1] = (outer, end)
+
+
+class TimedClient(MeteredClient):
+    """A MeteredClient that also books HTTP time on the engine's Clock."""
+
+    def __init__(self, client: Any, budget: Budget, provider_prefixes: tuple[str, ...], clock: Clock) -> None:
+        super().__init__(client, budget, provider_prefixes)
+        self.clock = clock
+
+    def _timed(self, kind: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        with self.clock.timed("fetch" if kind == "fetch" else "provider"):
+            return fn(*args, **kw)
+
+
+class TimedModel:
+    """Books every model call on the Clock and checks the budget before it."""
+
+    def __init__(self, model: Any, clock: Clock, budget: Budget) -> None:
+        self._model = model
+        self._clock = clock
+        self._budget = budget
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._model, name)
+        if name not in (
+            "decompose",
+            "queries",
+            "select_judgement",
+            "consolidate",
+            "verify",
+            "critic",
+            "write",
+        ):
+            return attr
+
+        def call(*args: Any, **kw: Any) -> Any:
+            self._budget.check()
+            with self._clock.timed("model"):
+                return attr(*args, **kw)
+
+        return call
