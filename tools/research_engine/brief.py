@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import __version__, runrecord, trace
 from research_engine.errors import BadInput, Problem
+from research_engine.schemas import load_schema, validate
 
 REQUIRED = ("objective", "deliverable", "output_path")
 RECOMMENDED = ("scope", "depth", "recency", "claim_types", "reproducibility", "budget")
@@ -68,8 +70,6 @@ class BriefReport:
 
 
 def defaults() -> dict[str, Any]:
-    from research_engine.schemas import load_schema
-
     props = load_schema("brief")["properties"]
     return {name: copy.deepcopy(props[name]["default"]) for name in RECOMMENDED + ("language",)}
 
@@ -150,7 +150,6 @@ def _yaml_where(exc: Exception) -> str:
 
 def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefReport:
     """Validate brief fields, fill defaults and work out the intake questions."""
-    from research_engine.schemas import validate
 
     report = BriefReport(fields=dict(fields), source_format=source_format)
     for name in sorted(set(fields) - KNOWN_FIELDS):
@@ -242,7 +241,6 @@ class LockedBrief:
 
 def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
     """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
-    from research_engine import __version__, runrecord, trace
 
     report = check_file(path)
     if output_path:

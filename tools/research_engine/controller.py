@@ -31,9 +31,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from research_engine.errors import CheckFailed
+from research_engine import claims as claims_ledger
+from research_engine import critic, decompose, runrecord
+from research_engine.artifacts import read_counted, write_markdown
+from research_engine.errors import CheckFailed, ResearchEngineError
+from research_engine.ids import sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
+from research_engine.schemas import validate
 from research_engine.trace import Run, iso
+from research_engine.verify import load_worksheet
 from research_engine.vocabulary import CYCLE_CEILING
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.
@@ -194,9 +200,6 @@ def _rung_why(signal: str, signals: Signals, targets: tuple[str, ...]) -> str:
 
 def read_signals(run: Run) -> Signals:
     """Compute the four signals from the run's artifacts, with a sentence on how each was read."""
-    from research_engine import claims as claims_ledger
-    from research_engine import critic, decompose
-    from research_engine.ids import sort_key
 
     sub_questions = [sq["id"] for sq in decompose.load(run)]
     ledger = claims_ledger.load(run)
@@ -284,7 +287,6 @@ def control(run: Run) -> dict[str, Any]:
     Returns the decision as printed by `control --json`: action, targets, stop_reason, cycle,
     plus the signals and the governor position.
     """
-    from research_engine import decompose, runrecord
 
     with run.lock():
         record = runrecord.read(run)
@@ -347,7 +349,6 @@ def control(run: Run) -> dict[str, Any]:
 
 def _require_closed_verification(run: Run, cycle: int) -> None:
     """Verdicts recorded this cycle but not closed would be invisible to the signals: refuse instead."""
-    from research_engine.verify import load_worksheet
 
     sheet = load_worksheet(run)
     if sheet and sheet["cycle"] == cycle and sheet["challenges"] and not sheet.get("closed_at"):
@@ -364,7 +365,6 @@ def note_cycle(run: Run, block: dict[str, Any]) -> None:
     in the loop log but not in run.json (a kill between the two writes) calls it to
     catch up.
     """
-    from research_engine import runrecord
 
     decision = block["decision"]
 
@@ -393,8 +393,6 @@ def note_cycle(run: Run, block: dict[str, Any]) -> None:
 
 
 def _write_loop_log(run: Run, log: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     lines = ["# Controller loop log", ""]
     c = POLICY["criterion"]
     lines.append(
@@ -434,10 +432,6 @@ _CYCLE_BLOCK_RE = re.compile(r"^## Cycle (\d+)", re.M)
 
 def check_loop_log(run: Run, report: Any) -> None:
     """validate checker: loop-log front matter, cycle numbering, references to contestation."""
-    from research_engine import runrecord
-    from research_engine.artifacts import read_counted
-    from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
 
     path = run.path("loop_log")
     read = read_counted(report, path)
@@ -478,7 +472,6 @@ def check_loop_log(run: Run, report: Any) -> None:
 
 
 def _check_refusals_named(run: Run, report: Any, path: Any, cycles: list[dict[str, Any]]) -> None:
-
     refused_by_cycle: dict[int, set[str]] = {}
     for meta in all_contestations(run):
         refused_by_cycle.setdefault(int(meta.get("cycle", 0)), set()).update(

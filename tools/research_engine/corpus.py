@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import mimetypes
 import re
@@ -300,7 +301,6 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
         sys_version = ""
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            import logging
 
             logging.getLogger("research_engine.corpus").debug(format, *args)
 

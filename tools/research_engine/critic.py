@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from research_engine.errors import BadInput, CheckFailed
+from research_engine import decompose, ids
+from research_engine.artifacts import load_checked, read_markdown, write_markdown
+from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
 from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
 
@@ -23,8 +25,6 @@ SEVERITIES = ("material", "cosmetic")
 
 
 def load(run: Run) -> dict[str, Any]:
-    from research_engine.artifacts import read_markdown
-
     path = run.path("gaps")
     if not path.is_file():
         return {"schema_version": 1, "gaps": []}
@@ -39,7 +39,6 @@ def open_material_gaps(run: Run) -> list[dict[str, Any]]:
 
 def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = None) -> str:
     """Record a gap; returns its id (G-NN)."""
-    from research_engine import ids
 
     about, query = (about or "").strip(), (query or "").strip()
     if not about:
@@ -88,8 +87,6 @@ def close(run: Run, gap_id: str, why: str) -> dict[str, Any]:
 
 
 def _require_sub_question(run: Run, sq: str) -> None:
-    from research_engine import decompose
-
     if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"not a sub-question id: {sq!r}", code="bad-id", field="sq")
     known = {s["id"] for s in decompose.load(run)}
@@ -98,8 +95,6 @@ def _require_sub_question(run: Run, sq: str) -> None:
 
 
 def _write(run: Run, data: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     lines = ["# Completeness critic: gaps", ""]
     if not data["gaps"]:
         lines.append("(no gaps named)")
@@ -113,16 +108,12 @@ def _write(run: Run, data: dict[str, Any]) -> None:
 
 def check_gaps(run: Run, report: Any) -> None:
     """validate checker: gaps.md front matter and its sub-question references."""
-    from research_engine.artifacts import load_checked
-    from research_engine.errors import ResearchEngineError
 
     path = run.path("gaps")
     data = load_checked(run, report, path, "gaps")
     if data is None:
         return
     try:
-        from research_engine import decompose
-
         known = {s["id"] for s in decompose.load(run)}
     except ResearchEngineError:
         return

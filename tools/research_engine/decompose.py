@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from research_engine import ids
+from research_engine.artifacts import load_checked, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
@@ -23,7 +25,6 @@ ANGLES = ("entity", "time", "source-type", "counter")
 
 def load_document(run: Run) -> dict[str, Any]:
     """The front matter of sub-questions.md, or an empty one if none was written yet."""
-    from research_engine.artifacts import read_markdown
 
     path = run.path("sub_questions")
     if not path.is_file():
@@ -54,7 +55,6 @@ def get(run: Run, sq: str) -> dict[str, Any]:
 
 def add(run: Run, text: str, claim_type: str, angle: str | None = None, answers: str | None = None) -> str:
     """Record a new sub-question and return its id (SQ-NN)."""
-    from research_engine import ids
 
     text = " ".join((text or "").split())
     if len(text) < 3:
@@ -91,8 +91,6 @@ def add(run: Run, text: str, claim_type: str, angle: str | None = None, answers:
 
 
 def _write(run: Run, doc: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     write_markdown(run.path("sub_questions"), doc, render(doc["sub_questions"]), schema=SCHEMA)
 
 
@@ -116,7 +114,6 @@ def render(items: list[dict[str, Any]]) -> str:
 
 def check_sub_questions(run: Run, report: Any) -> None:
     """validate: sub-questions.md conforms to its schema and its ids are unique."""
-    from research_engine.artifacts import load_checked
 
     path = run.path("sub_questions")
     meta = load_checked(run, report, path, SCHEMA)

@@ -42,8 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine import claims as ledger
+from research_engine import retrieve, runrecord
+from research_engine.artifacts import read_counted, read_markdown, write_markdown
+from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
+from research_engine.grounding import numbers_in
+from research_engine.ids import parse_source_ref, sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
+from research_engine.schemas import validate
 from research_engine.trace import Run, iso
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
@@ -190,8 +196,6 @@ def parse_blocks(markdown: str) -> list[Block]:
 
 
 def _states_fact(block: Block) -> bool:
-    from research_engine.grounding import numbers_in
-
     if block.caveat or block.exempt or block.references:
         return False
     bare = SOURCE_RE.sub(" ", CLAIM_RE.sub(" ", block.text))
@@ -201,15 +205,12 @@ def _states_fact(block: Block) -> bool:
 
 def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(claims by id, latest verdict by claim id)."""
-    from research_engine import claims as ledger
 
     return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
 
 
 def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckReport:
     """Every check on a deliverable's text; problems are collected, never raised."""
-    from research_engine import retrieve
-    from research_engine.ids import sort_key
 
     claims, verdicts = claim_state(run)
     report = CheckReport(file=file)
@@ -318,15 +319,11 @@ def _strip_front_matter(text: str) -> str:
 
 
 def _carrying_sources(claims: dict[str, dict[str, Any]], cited: list[str]) -> list[str]:
-    from research_engine.ids import sort_key
-
     refs = {ev["source"] for clm in cited for ev in claims[clm].get("evidence", [])}
     return sorted(refs, key=sort_key)
 
 
 def _source_url(run: Run, ref: str) -> str | None:
-    from research_engine import retrieve
-
     try:
         meta, _ = retrieve.load_source(run, ref)
     except BadInput:
@@ -353,7 +350,6 @@ def check(run: Run, path: str | Path) -> CheckReport:
 
 def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
     """`reproducible` unless a paid or gated source carried a cited claim; then `checkable`, naming it."""
-    from research_engine import retrieve
 
     claims, _ = claim_state(run)
     reasons = []
@@ -372,8 +368,6 @@ def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
 
 def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
-    from research_engine import runrecord
-    from research_engine.artifacts import write_markdown
 
     text = read_deliverable(path)
     report = check_text(run, text, file=Path(path).name)
@@ -436,7 +430,6 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
 
 
 def _refused_ever(run: Run) -> list[str]:
-
     return sorted(
         {
             c["claim"]
@@ -449,8 +442,6 @@ def _refused_ever(run: Run) -> list[str]:
 
 
 def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
-    from research_engine import retrieve
-
     claims, verdicts = claim_state(run)
     cited = [c for c in report.cited if c in claims]
     carrying = _carrying_sources(claims, cited)
@@ -518,9 +509,6 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
 
 
 def _evidence_digest(run: Run, ref: str) -> str:
-    from research_engine.artifacts import read_markdown
-    from research_engine.ids import parse_source_ref
-
     sq, src = parse_source_ref(ref)
     path = run.path("evidence", sq=sq, src=src)
     if not path.is_file():
@@ -533,9 +521,6 @@ def _evidence_digest(run: Run, ref: str) -> str:
 
 def check_result(run: Run, report: Any) -> None:
     """validate checker: synthesis/result.md front matter, and its text passes `report check`."""
-    from research_engine.artifacts import read_counted
-    from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
 
     path = run.path("result")
     read = read_counted(report, path)

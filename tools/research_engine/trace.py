@@ -16,6 +16,7 @@ into an artifact; it only knows where each one lives and how to write it safely.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import tempfile
@@ -264,7 +265,6 @@ def open_run(path: str | os.PathLike[str]) -> Run:
 def _check_run_record(path: Path) -> None:
     """A run.json that is there must be a JSON object: a torn or hand-mangled record stops every command
     (a command that went on would write new artifacts into a run nothing can read any more)."""
-    import json
 
     try:
         record = json.loads(path.read_bytes())

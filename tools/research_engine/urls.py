@@ -40,8 +40,11 @@ not know, the host without a leading `www.`.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
+
+import idna
 
 from research_engine.errors import BadInput
 
@@ -274,7 +277,6 @@ def _host_ascii(host: str, original: str) -> str:
     host = unquote(host).rstrip(".").lower()
     if host.isascii():
         return host
-    import idna
 
     try:
         return idna.encode(host, uts46=True).decode("ascii")
@@ -345,8 +347,6 @@ def _strip_www(host: str) -> str:
 
 
 def _is_ip_literal(host: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:

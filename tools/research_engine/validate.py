@@ -9,10 +9,13 @@ progress is valid); present ones must conform.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 
 from research_engine.artifacts import ValidationReport, load_checked, read_counted
+from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
+from research_engine.schemas import validate
 from research_engine.trace import Run
 
 __all__ = ["CHECKERS", "ValidationReport", "load_checked", "read_counted", "validate_run"]
@@ -41,9 +44,6 @@ def validate_run(run: Run) -> ValidationReport:
 
 
 def check_brief_and_run(run: Run, report: ValidationReport) -> None:
-    from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
-    from research_engine.schemas import validate
-
     brief_path = run.path("brief")
     brief_text = None
     if not brief_path.is_file():
@@ -96,7 +96,6 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
 def check_sources(run: Run, report: ValidationReport) -> None:
     """retrieve/SQ-NN/SRC-NN.md: schema, id matches its path, the snapshot exists and still has its digest,
     and run.json lists the source."""
-    import hashlib
 
     listed: set[str | None] = set()  # an entry without an id still makes the list non-empty
     try:

@@ -21,6 +21,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from research_engine import brief, claims, critic, decompose, retrieve, runrecord, selection
+from research_engine.errors import BadInput
+from research_engine.grounding import find_quote
 from research_engine.runstate import latest_verdicts, load_loop_log
 from research_engine.trace import Run, atomic_write_text
 
@@ -78,14 +81,11 @@ def _safe(load: Any, default: Any) -> Any:
 
 def gather(run: Run) -> dict[str, Any]:
     """Everything the page shows, read from the trace."""
-    from research_engine import brief, claims, critic, decompose, retrieve, runrecord, selection
 
     def verdicts() -> dict[str, Any]:
-
         return latest_verdicts(run)
 
     def loop_cycles() -> list[dict[str, Any]]:
-
         return load_loop_log(run).get("cycles", [])
 
     sub_questions = _safe(lambda: decompose.load(run), [])
@@ -127,7 +127,6 @@ def _quote_marks(data: dict[str, Any]) -> dict[str, list[tuple[str, str, str | N
 
 def _highlight(text: str, quotes: list[tuple[str, str]]) -> tuple[str, set[str]]:
     """Escaped `text` with each found quote in <mark id=anchor>; returns (html, anchors placed)."""
-    from research_engine.grounding import find_quote
 
     spans: list[tuple[int, int, str]] = []
     for anchor, quote in quotes:
@@ -457,8 +456,6 @@ def _render_sources(data: dict[str, Any], placed: set[str]) -> str:
 
 
 def _passage_holding(quote: str, passages: list[Any]) -> str | None:
-    from research_engine.grounding import find_quote
-
     for passage in passages:
         if quote.strip() and find_quote(quote, passage.text).found:
             return passage.id
@@ -473,7 +470,6 @@ def _render_result(data: dict[str, Any]) -> str:
 
 def write_view(run: Run, output: str | Path | None = None) -> Path:
     """Render the page for `run` and write it (default: `view.html` in the run); returns its path."""
-    from research_engine.errors import BadInput
 
     target = Path(output) if output else run.path("view")
     resolved = target.expanduser().resolve()

@@ -35,9 +35,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from research_engine.engine.extractive import STOP_WORDS
 from research_engine.errors import BadInput
+from research_engine.selection import FIT
 from research_engine.settings import Settings
+from research_engine.sources import worldbank
 from research_engine.sources.candidate import Candidate
+from research_engine.trace import atomic_write_text, iso
 
 SOURCES = ("web", "openalex", "worldbank")
 FIT_FLOOR = 0.6
@@ -100,8 +104,6 @@ def parse_sources(text: str | list[str] | None) -> list[str]:
 
 
 def fits(modality: str, claim_type: str) -> bool:
-    from research_engine.selection import FIT
-
     return FIT.get(claim_type, FIT["factual"]).get(modality, 0.0) >= FIT_FLOOR
 
 
@@ -119,7 +121,6 @@ def _stem(word: str) -> str:
 
 def openalex_query(text: str, limit: int = 6) -> str:
     """The sub-question's first content words: OpenAlex ranks works by them."""
-    from research_engine.engine.extractive import STOP_WORDS
 
     out: list[str] = []
     for word in _words(text):
@@ -138,8 +139,6 @@ def _cache_file(name: str, settings: Settings) -> Path:
 
 def load_countries(client: Any, *, use_cache: bool, settings: Settings) -> list[dict[str, Any]]:
     """[{id (ISO3), iso2, name, aggregate}] from the World Bank country list."""
-    from research_engine.sources import worldbank
-    from research_engine.trace import atomic_write_text
 
     path = _cache_file("countries.json", settings)
     if use_cache and path.is_file():
@@ -213,8 +212,6 @@ def match_countries(text: str, countries: list[dict[str, Any]]) -> list[dict[str
 
 def load_indicators(client: Any, *, use_cache: bool, settings: Settings) -> dict[str, Any]:
     """The indicator catalogue as the adapter keeps it ({indicators, fetched_at, ...})."""
-    from research_engine.sources import worldbank
-    from research_engine.trace import iso
 
     if use_cache:
         return worldbank.load_catalogue(client=client, settings=settings)
@@ -237,7 +234,6 @@ def load_indicators(client: Any, *, use_cache: bool, settings: Settings) -> dict
 
 def indicator_words(text: str, said: list[str]) -> list[str]:
     """Content words of `text` that could name a quantity (not stop words, countries or research words)."""
-    from research_engine.engine.extractive import STOP_WORDS
 
     country_words = {w for phrase in said for w in _words(phrase)}
     out: list[str] = []
@@ -282,7 +278,6 @@ def rank_indicators(
 def series_url(countries: list[str], indicator: str, base: str) -> str:
     """The exact first request `worldbank.fetch_series(countries, indicator)` sends (every year), under the
     API base `base` (`Settings.base_url("worldbank")`)."""
-    from research_engine.sources import worldbank
 
     joined = ";".join(countries)
     return (

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from research_engine.errors import BadInput
+from research_engine.net.guard import default_resolver
 from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url
 from research_engine.trace import atomic_write_bytes, atomic_write_text, iso
 
@@ -140,7 +141,6 @@ class Recorder:
         self, inner: Callable[[str, int], list[str]] | None = None
     ) -> Callable[[str, int], list[str]]:
         """A resolver for HttpClient that records each answer (replay gives the same answers back)."""
-        from research_engine.net.guard import default_resolver
 
         resolve = inner or default_resolver
 

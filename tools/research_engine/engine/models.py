@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from research_engine.documents import Passage
+from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.openai_model import OpenAIModel
 from research_engine.errors import BadInput
 from research_engine.settings import Settings
 
@@ -152,12 +154,8 @@ def make_model(name: str = "extractive", *, settings: Settings | None = None, **
     """
     kind = (name or "extractive").split(":", 1)[0]
     if kind == "extractive":
-        from research_engine.engine.extractive import ExtractiveModel
-
         return ExtractiveModel(**kw)
     if kind == "openai":
-        from research_engine.engine.openai_model import OpenAIModel
-
         if ":" in name and "model" not in kw:
             kw["model"] = name.split(":", 1)[1]
         return OpenAIModel.from_settings(settings or Settings(), **kw)
@@ -229,8 +227,6 @@ class ScriptedModel:
     @property
     def fallback(self) -> Model:
         if self._fallback is None:
-            from research_engine.engine.extractive import ExtractiveModel
-
             self._fallback = ExtractiveModel()
         return self._fallback
 

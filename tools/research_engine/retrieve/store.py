@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from research_engine import ids
+from research_engine import ids, runrecord
 from research_engine.artifacts import read_markdown, write_markdown
 from research_engine.documents import Document, Passage
 from research_engine.errors import BadInput
@@ -114,8 +114,6 @@ def record(run: Run, sq: str, doc: Document, *, query: str | None = None) -> str
 
 
 def _note_source(run: Run, meta: dict[str, Any]) -> None:
-    from research_engine import runrecord
-
     def change(rec: dict[str, Any]) -> None:
         rec.setdefault("sources", []).append(
             {

@@ -12,6 +12,8 @@ import re
 from datetime import date
 from typing import Any
 
+from research_engine import brief, decompose, runrecord
+from research_engine.artifacts import load_checked, read_markdown, write_markdown
 from research_engine.errors import BadInput
 from research_engine.runstate import current_cycle
 from research_engine.selection.scoring import (
@@ -35,8 +37,6 @@ from research_engine.trace import Run, iso
 
 
 def load(run: Run, sq: str) -> dict[str, Any] | None:
-    from research_engine.artifacts import read_markdown
-
     path = run.path("selection", sq=sq)
     if not path.is_file():
         return None
@@ -57,7 +57,6 @@ def _run_usage(run: Run, sq: str) -> tuple[dict[str, dict[str, set[str]]], dict[
 
     A work is a retrieved source or a candidate chosen in any earlier round.
     """
-    from research_engine import runrecord
 
     uses: dict[str, dict[str, set[str]]] = {}
     retrieved: dict[str, str] = {}
@@ -93,8 +92,6 @@ def _avoided(domain: str, url: str, avoid: list[str]) -> str | None:
 
 def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of: date | None = None) -> dict:
     """Score, dedup and choose among `candidates` for `sq`; append the round to the log and return it."""
-    from research_engine import brief, decompose
-    from research_engine.artifacts import write_markdown
 
     question = decompose.get(run, sq)
     fields = brief.load_locked(run.root)
@@ -222,8 +219,6 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
 
 def check_selections(run: Run, report: Any) -> None:
     """validate: each selection log conforms, names its own sub-question, and that sub-question exists."""
-    from research_engine import decompose
-    from research_engine.artifacts import load_checked
 
     known = None
     for path in sorted(run.root.joinpath("select").glob("*.selection.md")):

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from research_engine.errors import BadInput
+from research_engine.errors import BadInput, CheckFailed
+from research_engine.schemas import validate
+from research_engine.urls import canonical_key as url_key
+from research_engine.urls import extract_doi, registrable_domain
 
 SCHEMA = "selection"
 SCHEMA_VERSION = 1
@@ -347,11 +350,7 @@ def parse_published(published: Any, year: Any = None) -> date | None:
 
 
 def canonical_key(url: str, doi: str | None) -> str:
-    from research_engine.urls import canonical_key as url_key
-
     if doi:
-        from research_engine.urls import extract_doi
-
         found = extract_doi(doi)
         if found:
             return f"doi:{found.lower()}"
@@ -359,15 +358,11 @@ def canonical_key(url: str, doi: str | None) -> str:
 
 
 def domain_of(url: str) -> str:
-    from research_engine.urls import registrable_domain
-
     return registrable_domain(url)
 
 
 def load_candidates(payload: Any) -> list[dict[str, Any]]:
     """Candidates from FILE.json: a list, {"candidates": [...]}, or a `--json` envelope holding one."""
-    from research_engine.errors import CheckFailed
-    from research_engine.schemas import validate
 
     if (
         isinstance(payload, dict)

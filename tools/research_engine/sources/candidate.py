@@ -17,6 +17,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from research_engine.urls import canonical_key
+
 KINDS = ("web", "openalex", "worldbank")
 SOURCE_TYPES = ("peer", "primary", "press", "practitioner", "data")
 
@@ -33,7 +35,6 @@ def clean_text(value: Any) -> str:
 
 def canonical_key_for(url: str | None, doi: str | None = None) -> str | None:
     """The dedup key: `research_engine.urls.canonical_key` of the DOI when known, else of the URL."""
-    from research_engine.urls import canonical_key
 
     if doi:
         return canonical_key(f"https://doi.org/{doi}")
