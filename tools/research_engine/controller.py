@@ -40,7 +40,7 @@ from research_engine.runstate import all_contestations, latest_verdicts, load_lo
 from research_engine.schemas import validate
 from research_engine.trace import Run, iso
 from research_engine.verify import load_worksheet
-from research_engine.vocabulary import CYCLE_CEILING
+from research_engine.vocabulary import CYCLE_CEILING, Action, Budget
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.
 POLICY: dict[str, Any] = {
@@ -48,16 +48,14 @@ POLICY: dict[str, Any] = {
     "ceilings": CYCLE_CEILING,  # quick 1, standard 2, deep 3 (brief.py records it in run.json at lock)
     # (action, signal that fires it) in priority order.
     "ladder": (
-        ("re-research", "contradiction"),
-        ("supplement-gap", "gap"),
-        ("go-deeper", "coverage"),
-        ("re-retrieve", "confidence"),
+        (Action.RE_RESEARCH, "contradiction"),
+        (Action.SUPPLEMENT_GAP, "gap"),
+        (Action.GO_DEEPER, "coverage"),
+        (Action.RE_RETRIEVE, "confidence"),
     ),
     # budgets.set keys that bound the whole run (sources_per_sub_question is a per-SQ cap, not a run budget).
-    "run_budgets": ("provider_calls", "fetched_bytes", "model_tokens", "wall_clock_seconds"),
+    "run_budgets": tuple(Budget),
 }
-
-ACTIONS = ("stop", "re-research", "supplement-gap", "go-deeper", "re-retrieve")
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from research_engine.artifacts import load_checked, read_markdown, write_markdow
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
 from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
-
-SEVERITIES = ("material", "cosmetic")
+from research_engine.vocabulary import GapSeverity
 
 
 def load(run: Run) -> dict[str, Any]:
@@ -45,7 +44,7 @@ def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = Non
         raise BadInput("a gap needs --about (what is missing)", code="missing-field", field="about")
     if not query:
         raise BadInput("a gap needs --query (how to look for it)", code="missing-field", field="query")
-    if severity not in SEVERITIES:
+    if severity not in tuple(GapSeverity):
         raise BadInput(f"severity must be material or cosmetic, not {severity!r}", code="bad-severity")
     if sq is not None:
         _require_sub_question(run, sq)

@@ -16,11 +16,10 @@ from research_engine.artifacts import load_checked, read_markdown, write_markdow
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import Angle, ClaimType
 
 SCHEMA = "sub-questions"
 SCHEMA_VERSION = 1
-CLAIM_TYPES = ("factual", "quantitative", "regulatory", "competitive", "technical")
-ANGLES = ("entity", "time", "source-type", "counter")
 
 
 def load_document(run: Run) -> dict[str, Any]:
@@ -59,15 +58,15 @@ def add(run: Run, text: str, claim_type: str, angle: str | None = None, answers:
     text = " ".join((text or "").split())
     if len(text) < 3:
         raise BadInput("a sub-question needs its text", code="empty-sub-question", field="text")
-    if claim_type not in CLAIM_TYPES:
+    if claim_type not in tuple(ClaimType):
         raise BadInput(
-            f"unknown claim type {claim_type!r}; expected one of {', '.join(CLAIM_TYPES)}",
+            f"unknown claim type {claim_type!r}; expected one of {', '.join(ClaimType)}",
             code="bad-claim-type",
             field="type",
         )
-    if angle is not None and angle not in ANGLES:
+    if angle is not None and angle not in tuple(Angle):
         raise BadInput(
-            f"unknown angle {angle!r}; expected one of {', '.join(ANGLES)}", code="bad-angle", field="angle"
+            f"unknown angle {angle!r}; expected one of {', '.join(Angle)}", code="bad-angle", field="angle"
         )
     answers = " ".join(answers.split()) if answers and answers.strip() else None
     cycle = current_cycle(run)

@@ -26,8 +26,14 @@ from research_engine.errors import BadInput
 from research_engine.grounding import find_quote
 from research_engine.runstate import latest_verdicts, load_loop_log
 from research_engine.trace import Run, atomic_write_text
+from research_engine.vocabulary import Verdict
 
-VERDICT_LABELS = {"supported": "supported", "partial": "partial", "refuse": "REFUSED", None: "unverified"}
+VERDICT_LABELS: dict[str | None, str] = {
+    Verdict.SUPPORTED: "supported",
+    Verdict.PARTIAL: "partial",
+    Verdict.REFUSE: "REFUSED",
+    None: "unverified",
+}
 
 CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d1d1f;margin:0;background:#f6f6f4}

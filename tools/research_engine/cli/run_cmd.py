@@ -9,9 +9,10 @@ import typer
 
 from research_engine.cli._common import JsonOpt, Result, run_command, settings
 from research_engine.errors import BadInput, ExitCode
+from research_engine.vocabulary import Depth
 
 MODELS = ("extractive", "openai", "scripted")
-DEPTHS = ("quick", "standard", "deep")
+DEPTHS: tuple[str, ...] = tuple(Depth)
 
 
 def register(app: typer.Typer) -> None:

@@ -42,8 +42,8 @@ from research_engine.settings import Settings
 from research_engine.sources import worldbank
 from research_engine.sources.candidate import Candidate
 from research_engine.trace import atomic_write_text, iso
+from research_engine.vocabulary import Modality
 
-SOURCES = ("web", "openalex", "worldbank")
 FIT_FLOOR = 0.6
 MAX_COUNTRIES = 3  # one series request names at most this many countries
 INDICATORS_PER_SUB_QUESTION = 2
@@ -89,18 +89,18 @@ _WORD_RE = re.compile(r"[\w$%]+(?:\.\w+)*")
 def parse_sources(text: str | list[str] | None) -> list[str]:
     """`web,openalex,worldbank` (any order, any subset) as a list in canonical order."""
     if text is None:
-        return list(SOURCES)
+        return list(Modality)
     items = text if isinstance(text, list) else re.split(r"[,\s]+", text)
     names = [i.strip().lower() for i in items if i and i.strip()]
-    unknown = [n for n in names if n not in SOURCES]
+    unknown = [n for n in names if n not in tuple(Modality)]
     if unknown or not names:
         raise BadInput(
-            f"--sources takes a comma-separated list of {', '.join(SOURCES)}"
+            f"--sources takes a comma-separated list of {', '.join(Modality)}"
             + (f"; unknown: {', '.join(unknown)}" if unknown else ""),
             code="bad-sources",
             field="sources",
         )
-    return [s for s in SOURCES if s in names]
+    return [s for s in Modality if s in names]
 
 
 def fits(modality: str, claim_type: str) -> bool:

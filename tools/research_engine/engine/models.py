@@ -27,9 +27,10 @@ from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.openai_model import OpenAIModel
 from research_engine.errors import BadInput
 from research_engine.settings import Settings
+from research_engine.vocabulary import SelectionHint, Verdict
 
-VERDICTS = ("supported", "partial", "refuse")
-SELECTION_HINTS = ("choose", "reject")  # a selection judgement's verdict hint, or None
+VERDICTS: tuple[str, ...] = tuple(Verdict)  # kept for the openai adapter
+SELECTION_HINTS: tuple[str, ...] = tuple(SelectionHint)  # a selection judgement's verdict hint, or None
 MODEL_KINDS = ("extractive", "openai", "scripted")
 
 

@@ -24,6 +24,7 @@ from research_engine.errors import ResearchEngineError
 from research_engine.selection.candidates import read_candidates_file
 from research_engine.settings import Settings
 from research_engine.trace import Run
+from research_engine.vocabulary import RunStatus
 
 
 class EngineState:
@@ -112,7 +113,7 @@ class EngineState:
 
     def _set_status(self, status: str) -> None:
         def change(rec: dict[str, Any]) -> None:
-            if rec.get("status") in ("locked", "running", "failed"):
+            if rec.get("status") in (RunStatus.LOCKED, RunStatus.RUNNING, RunStatus.FAILED):
                 rec["status"] = status
             rec["model"] = {
                 "name": getattr(self.raw_model, "name", self.options.model),

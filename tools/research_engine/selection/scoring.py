@@ -24,6 +24,7 @@ from research_engine.errors import BadInput, CheckFailed
 from research_engine.schemas import validate
 from research_engine.urls import canonical_key as url_key
 from research_engine.urls import extract_doi, registrable_domain
+from research_engine.vocabulary import API_KINDS
 
 SCHEMA = "selection"
 SCHEMA_VERSION = 1
@@ -127,7 +128,6 @@ DOMAIN_CAP = 2  # at most this many chosen candidates from one domain per round
 MIN_TOTAL = 0.5  # below this, a candidate is not worth fetching whatever the budget
 DEFAULT_BUDGET = 4
 
-API_KINDS = ("worldbank", "openalex")
 RECENCY_RE = re.compile(r"^(any|([1-9][0-9]*)([dmy]))$")
 _UNIT_DAYS = {"d": 1, "m": 30, "y": 365}
 

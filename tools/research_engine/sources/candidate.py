@@ -18,9 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from research_engine.urls import canonical_key
-
-KINDS = ("web", "openalex", "worldbank")
-SOURCE_TYPES = ("peer", "primary", "press", "practitioner", "data")
+from research_engine.vocabulary import CandidateKind, SourceType
 
 _TAG_RE = re.compile(r"<[^>]+>")
 
@@ -65,9 +63,9 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
+        if self.kind not in tuple(CandidateKind):
             raise ValueError(f"unknown candidate kind {self.kind!r}")
-        if self.source_type is not None and self.source_type not in SOURCE_TYPES:
+        if self.source_type is not None and self.source_type not in tuple(SourceType):
             raise ValueError(f"unknown source type {self.source_type!r}")
         if self.canonical_key is None:
             self.canonical_key = canonical_key_for(self.url, self.doi)
