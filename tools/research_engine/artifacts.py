@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from research_engine import libraries
 from research_engine.errors import BadInput, CheckFailed, Problem
 from research_engine.schemas import validate
 from research_engine.trace import Run, atomic_write_text
@@ -22,9 +23,9 @@ from research_engine.trace import Run, atomic_write_text
 @functools.cache
 def _dumper() -> Any:
     """yaml's SafeDumper, also writing the vocabulary's StrEnum members as the plain words they are."""
-    import yaml
+    safe_dumper: Any = libraries.yaml().SafeDumper
 
-    class ArtifactDumper(yaml.SafeDumper):
+    class ArtifactDumper(safe_dumper):
         pass
 
     ArtifactDumper.add_multi_representer(StrEnum, lambda dumper, value: dumper.represent_str(str(value)))
@@ -32,9 +33,7 @@ def _dumper() -> Any:
 
 
 def render_markdown(meta: dict[str, Any], body: str) -> str:
-    import yaml
-
-    front = yaml.dump(meta, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
+    front = libraries.yaml().dump(meta, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front.rstrip()}\n---\n\n{body.rstrip()}\n"
 
 
@@ -53,10 +52,8 @@ def write_markdown(path: Path, meta: dict[str, Any], body: str, *, schema: str |
 
 def read_markdown(path: Path) -> tuple[dict[str, Any], str]:
     """(front matter, body) of an artifact; BadInput if it is missing or unreadable."""
-    import frontmatter
-
     try:
-        post = frontmatter.load(str(path))
+        post = libraries.frontmatter().load(str(path))
     except FileNotFoundError as exc:
         raise BadInput(f"missing artifact {path}", code="missing-artifact") from exc
     except Exception as exc:  # YAML errors: the file was edited by hand or truncated

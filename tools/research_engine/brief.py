@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import __version__, runrecord, trace
+from research_engine import __version__, libraries, runrecord, trace
 from research_engine.errors import BadInput, Problem
 from research_engine.schemas import load_schema, validate
 
@@ -76,7 +76,7 @@ def defaults() -> dict[str, Any]:
 
 def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown."""
-    import yaml
+    yaml = libraries.yaml()
 
     p = Path(path)
     try:
@@ -109,10 +109,8 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
 
     stripped = text.lstrip()
     if stripped.startswith("---"):
-        import frontmatter
-
         try:
-            post = frontmatter.loads(stripped)
+            post = libraries.frontmatter().loads(stripped)
         except yaml.YAMLError as exc:
             raise BadInput(
                 f"brief {p} has malformed YAML front matter: {_yaml_where(exc)}", code="malformed-yaml"
@@ -203,9 +201,7 @@ def check_file(path: str | Path) -> BriefReport:
 
 def render_locked(fields: dict[str, Any]) -> str:
     """brief.md: YAML front matter holding every field, then a readable summary."""
-    import yaml
-
-    front = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+    front = libraries.yaml().safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
     defaulted = set(fields.get("locked", {}).get("defaults", []))
     lines = ["---", front.rstrip(), "---", "", "# Research brief", ""]
     lines.append(f"**Objective.** {fields['objective']}")
@@ -273,11 +269,9 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
 
 def load_locked(run_root: Path) -> dict[str, Any]:
     """The locked brief's fields, from brief.md's front matter."""
-    import frontmatter
-
     path = Path(run_root) / "brief.md"
     try:
-        post = frontmatter.load(str(path))
+        post = libraries.frontmatter().load(str(path))
     except FileNotFoundError as exc:
         raise BadInput(f"no locked brief at {path}", code="unknown-run") from exc
     except Exception as exc:  # yaml errors and friends: the file was edited by hand

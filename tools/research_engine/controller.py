@@ -36,10 +36,9 @@ from research_engine import critic, decompose, runrecord
 from research_engine.artifacts import read_counted, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.ids import sort_key
-from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
+from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log, load_worksheet
 from research_engine.schemas import validate
 from research_engine.trace import Run, iso
-from research_engine.verify import load_worksheet
 from research_engine.vocabulary import CYCLE_CEILING, Action, Budget
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.

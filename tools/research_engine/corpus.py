@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from research_engine import libraries
 from research_engine.errors import BadInput
 from research_engine.terms import fold, words
 
@@ -148,10 +149,10 @@ class CorpusPage:
 
 def page_text(html: bytes) -> tuple[str, str]:
     """(title, main text) of an HTML page, fast enough to index hundreds of pages."""
-    import lxml.html
+    lxml_html = libraries.lxml_html()
 
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml_html.document_fromstring(html)
     except Exception:  # empty or unparsable pages carry no text
         return "", ""
     title = " ".join((root.findtext(".//title") or "").split())

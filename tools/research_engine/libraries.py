@@ -47,3 +47,33 @@ def charset_normalizer() -> ModuleType:
     import charset_normalizer  # noqa: PLC0415 - only an undeclared charset needs detection
 
     return charset_normalizer
+
+
+def yaml() -> ModuleType:
+    import yaml  # noqa: PLC0415 - tens of ms: only commands that read or write front matter need it
+
+    return yaml
+
+
+def frontmatter() -> ModuleType:
+    import frontmatter  # noqa: PLC0415 - imports yaml and more: as yaml
+
+    return frontmatter
+
+
+def jsonschema() -> ModuleType:
+    import jsonschema  # noqa: PLC0415 - the slowest import of all: only writes and `validate` check schemas
+
+    return jsonschema
+
+
+def filelock() -> ModuleType:
+    import filelock  # noqa: PLC0415 - pulls in asyncio: only commands that write to a run take the lock
+
+    return filelock
+
+
+def tld() -> ModuleType:
+    import tld  # noqa: PLC0415 - loads the Public Suffix List: only registrable-domain lookups need it
+
+    return tld

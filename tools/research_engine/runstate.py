@@ -50,3 +50,12 @@ def latest_verdicts(run: Run) -> dict[str, dict[str, Any]]:
         for chl in meta.get("challenges", []):
             latest[chl["claim"]] = {**chl, "cycle": meta.get("cycle")}
     return latest
+
+
+def load_worksheet(run: Run) -> dict[str, Any] | None:
+    """verify/worksheet.md's front matter: the verification in progress (None before `verify prepare`)."""
+    path = run.path("worksheet")
+    if not path.is_file():
+        return None
+    meta, _ = read_markdown(path)
+    return meta

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from research_engine import libraries
 from research_engine.errors import BadInput, Problem
 
 
@@ -39,9 +40,7 @@ def _pointer(path: Any) -> str:
 
 def validate(instance: Any, name: str, *, file: str | None = None) -> list[Problem]:
     """Validate `instance` against schema `name`; one Problem per violation."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(load_schema(name))
+    validator = libraries.jsonschema().Draft202012Validator(load_schema(name))
     problems: list[Problem] = []
     for err in sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.path)), e.message)):
         field = _pointer(err.path)

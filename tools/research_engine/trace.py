@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from research_engine import libraries
 from research_engine.errors import BadInput
 
 SLUG_MAX = 48
@@ -228,13 +229,12 @@ class Run:
     @contextlib.contextmanager
     def lock(self, timeout: float = 120.0) -> Iterator[None]:
         """Serialize read-modify-write cycles across processes (and threads)."""
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(str(self.path("lock")), timeout=timeout, is_singleton=True)
+        filelock = libraries.filelock()
+        lock = filelock.FileLock(str(self.path("lock")), timeout=timeout, is_singleton=True)
         try:
             with lock:
                 yield
-        except Timeout as exc:
+        except filelock.Timeout as exc:
             raise BadInput(
                 f"run {self.root} is locked by another process for more than {timeout:.0f}s",
                 code="run-locked",

@@ -46,6 +46,7 @@ from urllib.parse import unquote, urlsplit
 
 import idna
 
+from research_engine import libraries
 from research_engine.errors import BadInput
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -243,9 +244,7 @@ def registrable_domain(url: str) -> str:
     host = urlsplit(normalized).hostname or ""
     if not _is_ip_literal(host):
         try:
-            from tld import get_fld
-
-            domain = get_fld(normalized, fail_silently=True)
+            domain = libraries.tld().get_fld(normalized, fail_silently=True)
         except Exception:  # tld's list is a convenience; the fallback is documented
             domain = None
         if domain:

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import json
 
+from research_engine import libraries
 from research_engine.artifacts import ValidationReport, load_checked, read_counted
 from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
 from research_engine.schemas import validate
@@ -50,11 +51,9 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
         report.add(brief_path, "brief.md is missing", "missing-artifact")
     else:
         report.checked_files += 1
-        import frontmatter
-
         brief_text = brief_path.read_text(encoding="utf-8", errors="replace")
         try:
-            meta = dict(frontmatter.loads(brief_text).metadata)
+            meta = dict(libraries.frontmatter().loads(brief_text).metadata)
         except Exception as exc:
             report.add(brief_path, f"front matter is unreadable: {exc}", "malformed-artifact")
             meta = None

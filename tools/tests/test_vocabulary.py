@@ -58,7 +58,12 @@ CASES = [
     (v.SourceType, "candidates", "items/properties/source_type", []),
     (v.Backend, "candidate-log", "$defs/candidate/properties/backend", []),
     (v.GatherCommand, "candidate-log", "properties/queries/items/properties/command", []),
-    (v.ChainOutcome, "candidate-log", "properties/queries/items/properties/chain/items/properties/outcome", []),
+    (
+        v.ChainOutcome,
+        "candidate-log",
+        "properties/queries/items/properties/chain/items/properties/outcome",
+        [],
+    ),
     (v.SelectionHint, "candidates", "items/properties/verdict_hint", []),
     (
         v.SelectionVerdict,
@@ -116,7 +121,9 @@ def test_no_module_outside_the_vocabulary_spells_out_a_closed_set():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 3:
-                words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                words = [
+                    e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
                 if len(words) == len(node.elts) and frozenset(words) in sets:
                     offenders.append(f"{path.relative_to(package)}:{node.lineno} {words}")
     assert not offenders, offenders

@@ -63,6 +63,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from research_engine.errors import BadInput
 from research_engine.net.guard import default_resolver
 from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url
@@ -210,8 +212,6 @@ class Recorder:
 
 
 def _recording_transport(recorder: Recorder, inner: Any) -> Any:
-    import httpx
-
     class TeeStream(httpx.SyncByteStream):
         """Passes the body through as the client reads it, and records what was read when closed."""
 
@@ -344,8 +344,6 @@ class Replayer:
 
 
 def _transport_error(name: str | None, message: str, request: Any) -> Exception:
-    import httpx
-
     cls = getattr(httpx, name or "", None)
     if not (isinstance(cls, type) and issubclass(cls, httpx.TransportError)):
         cls = httpx.TransportError
@@ -353,8 +351,6 @@ def _transport_error(name: str | None, message: str, request: Any) -> Exception:
 
 
 def _replay_transport(replayer: Replayer) -> Any:
-    import httpx
-
     class ReplayStream(httpx.SyncByteStream):
         def __init__(self, body: bytes, error: str | None, request: Any) -> None:
             self._body, self._error, self._request = body, error, request

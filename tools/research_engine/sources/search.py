@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+from research_engine import libraries
 from research_engine.errors import BadInput, NotConfigured, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient
 from research_engine.settings import Settings
@@ -265,11 +266,11 @@ def ddg_blocked(text: str, status: int | None) -> bool:
 
 def parse_duckduckgo(text: str, limit: int = MAX_LIMIT) -> tuple[list[Candidate], dict[str, Any]]:
     """Organic results of DuckDuckGo's HTML page; ads (`result--ad`, y.js links) are skipped."""
-    import lxml.html
+    lxml_html = libraries.lxml_html()
 
     if not text.strip():
         raise BackendFailed("empty", "DuckDuckGo answered with an empty page")
-    tree = lxml.html.fromstring(text)
+    tree = lxml_html.fromstring(text)
     candidates: list[Candidate] = []
     ads = 0
     for block in tree.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " result ")]'):
