@@ -13,7 +13,7 @@ from research_engine import claims, controller, report, runrecord, trace, valida
 from research_engine.corpus import CorpusServer
 from research_engine.engine import loop
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.models import ScriptedModel
+from research_engine.engine.scripted import ScriptedModel
 from research_engine.settings import Settings
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,8 @@ from research_engine import claims, report, retrieve, runrecord, trace, validate
 from research_engine.corpus import CorpusServer
 from research_engine.engine import apigather, loop
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.models import ClaimDraft, ScriptedModel
+from research_engine.engine.models import ClaimDraft
+from research_engine.engine.scripted import ScriptedModel
 from research_engine.settings import Settings
 
 pytestmark = pytest.mark.slow

@@ -7,15 +7,15 @@ import pytest
 from research_engine import grounding
 from research_engine.documents import Passage
 from research_engine.engine.extractive import bm25_scores, is_claim_sentence, sentences, tokens
+from research_engine.engine.factory import make_model
 from research_engine.engine.models import (
     ClaimDraft,
-    ScriptedModel,
     Section,
     SelectionJudgement,
     SourceText,
     VerdictDraft,
-    make_model,
 )
+from research_engine.engine.scripted import ScriptedModel
 
 BRIEF = {
     "objective": "How does the asyncio event loop schedule tasks?",

@@ -8,7 +8,8 @@ import pytest
 from werkzeug import Request, Response
 
 from research_engine.documents import Passage
-from research_engine.engine.models import SourceText, make_model
+from research_engine.engine.factory import make_model
+from research_engine.engine.models import SourceText
 from research_engine.engine.openai_model import OpenAIModel, fence, parse_json_reply
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
 from research_engine.settings import Settings

@@ -75,11 +75,11 @@ from research_engine.engine.config import (
     provider_prefixes,
     read_cassette_config,
 )
+from research_engine.engine.factory import make_model
 from research_engine.engine.gather import GatherStages
 from research_engine.engine.helpers import ref_key
 from research_engine.engine.journal import JOURNAL_NAME, Journal
 from research_engine.engine.metering import TimedClient, TimedModel
-from research_engine.engine.models import make_model
 from research_engine.engine.openai_model import configured_endpoint
 from research_engine.engine.progress import Progress
 from research_engine.engine.review import ReviewStages
