@@ -76,9 +76,9 @@ def fetch_into_run(run: Any, sq: str, url: str, *, access_tier: str = "open") ->
 
 def fast_verifier(monkeypatch: Any) -> None:
     """The verifier's real HttpClient, without the one-second politeness pause between local requests."""
-    from research_engine import verify
+    from research_engine.verify import refetch
 
-    monkeypatch.setattr(verify, "CLIENT_OPTIONS", dict(FAST))
+    monkeypatch.setattr(refetch, "CLIENT_OPTIONS", dict(FAST))
 
 
 def grounded_claim(
