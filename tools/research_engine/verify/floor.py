@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from research_engine import grounding
 from research_engine.vocabulary import Verdict
 
-if TYPE_CHECKING:  # the shape only: importing refetch would pull in the network layer
+if TYPE_CHECKING:  # the shape only: the checks read a fresh copy, they never make one
     from research_engine.verify.refetch import FreshCopy
 
 # The one refusal a corroboration query can lift (`worksheet.record` looks for it).

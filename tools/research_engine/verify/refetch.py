@@ -6,8 +6,9 @@ evidence file. A page is re-fetched with a fresh request through `net.HttpClient
 with the HTTP cache off (never the retrieve/ copy, never a cached body); an API
 source (OpenAlex, World Bank) has its API request re-issued and its passages rebuilt
 exactly the way `retrieve.api` built them at retrieval, so quotes compare like for
-like. Raw bytes go to snapshots/. Failures are values (`reachable=False` with the
-fetch's error code), never exceptions. Judges nothing: the checks live in `floor`.
+like. Raw bytes go to snapshots/. A failed fetch or extraction is a value
+(`reachable=False` with its error code), not an exception. Judges nothing: the checks
+live in `floor`.
 """
 
 from __future__ import annotations
