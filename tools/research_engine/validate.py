@@ -29,7 +29,7 @@ CHECKERS = [
     "research_engine.selection.candidates:check_candidates",
     "research_engine.selection.log:check_selections",
     "research_engine.claims:check_claims",
-    "research_engine.verify:check_verify",
+    "research_engine.verify.contestation:check_verify",
     "research_engine.controller:check_loop_log",
     "research_engine.critic:check_gaps",
     "research_engine.report:check_result",
