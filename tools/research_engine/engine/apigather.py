@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from research_engine.engine.extractive import STOP_WORDS
 from research_engine.errors import BadInput
 from research_engine.selection import FIT
 from research_engine.settings import Settings
 from research_engine.sources import worldbank
 from research_engine.sources.candidate import Candidate
+from research_engine.terms import STOP_WORDS
 from research_engine.trace import atomic_write_text, iso
 from research_engine.vocabulary import Modality
 

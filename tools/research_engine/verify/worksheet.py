@@ -14,10 +14,10 @@ from typing import Any
 
 from research_engine import claims as ledger
 from research_engine import ids, runrecord
-from research_engine.artifacts import read_markdown, write_markdown
+from research_engine.artifacts import write_markdown
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.retrieve import source_path
-from research_engine.runstate import all_contestations, current_cycle
+from research_engine.runstate import all_contestations, current_cycle, load_worksheet
 from research_engine.settings import Settings
 from research_engine.trace import Run, iso
 from research_engine.verify.floor import UNREACHABLE_REASON, check_claim
@@ -25,14 +25,6 @@ from research_engine.verify.refetch import refetch_sources
 from research_engine.vocabulary import VERDICT_STRICTNESS, ClaimStatus, Verdict, stricter_or_equal
 
 CLAIM_ID_RE = re.compile(r"CLM-[0-9]{2,}")
-
-
-def load_worksheet(run: Run) -> dict[str, Any] | None:
-    path = run.path("worksheet")
-    if not path.is_file():
-        return None
-    meta, _ = read_markdown(path)
-    return meta
 
 
 def claims_by_id(run: Run) -> dict[str, dict[str, Any]]:
