@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import claims as ledger
 from research_engine.errors import BadInput, CheckFailed, Problem
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.trace import Run, iso
@@ -201,8 +202,6 @@ def _states_fact(block: Block) -> bool:
 
 def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(claims by id, latest verdict by claim id)."""
-    from research_engine import claims as ledger
-
     return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
 
 
@@ -424,6 +423,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         }
 
     updated = runrecord.update(run, change)
+    ledger.refresh(run)  # the end of the run: the claims draft shows the whole ledger
     return {
         "result": run.relative(target),
         "cited_claims": report.cited,

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine import claims as ledger
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
 from research_engine.runstate import all_contestations, current_cycle
 from research_engine.settings import Settings
@@ -333,8 +334,6 @@ def load_worksheet(run: Run) -> dict[str, Any] | None:
 
 
 def _claims_by_id(run: Run) -> dict[str, dict[str, Any]]:
-    from research_engine import claims as ledger
-
     return {c["id"]: c for c in ledger.load(run).get("claims", [])}
 
 
@@ -736,6 +735,7 @@ def close(run: Run) -> dict[str, Any]:
             rec["refused_ever"] = bool(rec.get("refused_ever")) or bool(ever)
 
         runrecord.update(run, change)
+    ledger.refresh(run)  # a stage boundary: the claims draft shows the whole ledger again
     return {
         "cycle": cycle,
         "contestation": run.relative(current_path),
