@@ -132,7 +132,9 @@ def test_validate_passes_on_the_ledger_and_catches_a_tampered_quote(ledger_run, 
     assert code == 0, env["errors"]
     ledger = ledger_run.path("claims_log")
     ledger.write_text(
-        ledger.read_text().replace('"quote":"The river is 120 km long."', '"quote":"The river is 150 km long."')
+        ledger.read_text().replace(
+            '"quote":"The river is 120 km long."', '"quote":"The river is 150 km long."'
+        )
     )
     code, _, _, env = cli("validate", ledger_run.root, "--json")
     assert code == 1

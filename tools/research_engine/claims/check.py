@@ -41,7 +41,9 @@ def check_claims(run: Run, report: ValidationReport) -> None:
     if not path.is_file():
         if run.path("draft").is_file():
             report.checked_files += 1
-            report.add(run.path("draft"), "a draft without the ledger it renders (claims.jsonl)", "cross-reference")
+            report.add(
+                run.path("draft"), "a draft without the ledger it renders (claims.jsonl)", "cross-reference"
+            )
         return
     report.checked_files += 1
     contents = log.read(run)
@@ -50,8 +52,8 @@ def check_claims(run: Run, report: ValidationReport) -> None:
     if contents.torn:
         report.add(
             path,
-            f"the last line is unterminated ({len(contents.torn)} bytes, a write cut short); it is not a record, "
-            "and the next ledger write moves it to claims.jsonl.torn",
+            f"the last line is unterminated ({len(contents.torn)} bytes, a write cut short); it is not a "
+            "record, and the next ledger write moves it to claims.jsonl.torn",
             "torn-record",
         )
     if contents.bad_lines:
@@ -96,7 +98,8 @@ def _check_records(run: Run, report: ValidationReport, records: list[dict[str, A
         if counters and previous > int(counters.get(prefix, 0)):
             report.add(
                 run.path("state", name="ids"),
-                f"the {prefix} counter ({counters.get(prefix, 0)}) is behind the ledger's {prefix}-{previous:02d}",
+                f"the {prefix} counter ({counters.get(prefix, 0)}) is behind the ledger's "
+                f"{ids.format_id(prefix, previous)}",
                 "cross-reference",
             )
     return valid

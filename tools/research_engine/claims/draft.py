@@ -181,11 +181,23 @@ def _legacy_records(meta: dict[str, Any]) -> list[dict[str, Any]]:
         for t in tensions
     ]
     later = [
-        (c.get("retired_at") or now, sort_key(c["id"]), LedgerEvent.CLAIM_RETIRED, c["id"], {"why": c["retired_why"]})
+        (
+            c.get("retired_at") or now,
+            sort_key(c["id"]),
+            LedgerEvent.CLAIM_RETIRED,
+            c["id"],
+            {"why": c["retired_why"]},
+        )
         for c in claims
         if c["status"] == ClaimStatus.RETIRED
     ] + [
-        (t.get("resolved_at") or now, sort_key(t["id"]), LedgerEvent.TENSION_RESOLVED, t["id"], {"resolution": t["resolution"]})
+        (
+            t.get("resolved_at") or now,
+            sort_key(t["id"]),
+            LedgerEvent.TENSION_RESOLVED,
+            t["id"],
+            {"resolution": t["resolution"]},
+        )
         for t in tensions
         if t["status"] == TensionStatus.RESOLVED
     ]

@@ -141,12 +141,12 @@ def _apply(
         claims[ident] = claim
         ledger["claims"].append(claim)
     elif event == LedgerEvent.CLAIM_RETIRED:
-        claim = claims.get(ident)
-        if claim is None:
+        retiring = claims.get(ident)
+        if retiring is None:
             raise LedgerConflict(f"{ident} is retired but was never added")
-        if claim["status"] == ClaimStatus.RETIRED:
+        if retiring["status"] == ClaimStatus.RETIRED:
             raise LedgerConflict(f"{ident} is retired a second time")
-        claim.update(status=ClaimStatus.RETIRED.value, retired_why=entry["why"], retired_at=entry["at"])
+        retiring.update(status=ClaimStatus.RETIRED.value, retired_why=entry["why"], retired_at=entry["at"])
     elif event == LedgerEvent.TENSION_ADDED:
         if ident in tensions:
             raise LedgerConflict(f"{ident} is added a second time")
@@ -164,12 +164,14 @@ def _apply(
         tensions[ident] = tension
         ledger["tensions"].append(tension)
     elif event == LedgerEvent.TENSION_RESOLVED:
-        tension = tensions.get(ident)
-        if tension is None:
+        resolving = tensions.get(ident)
+        if resolving is None:
             raise LedgerConflict(f"{ident} is resolved but was never added")
-        if tension["status"] == TensionStatus.RESOLVED:
+        if resolving["status"] == TensionStatus.RESOLVED:
             raise LedgerConflict(f"{ident} is resolved a second time")
-        tension.update(status=TensionStatus.RESOLVED.value, resolution=entry["resolution"], resolved_at=entry["at"])
+        resolving.update(
+            status=TensionStatus.RESOLVED.value, resolution=entry["resolution"], resolved_at=entry["at"]
+        )
     else:
         raise LedgerConflict(f"unknown event {event!r}")
 
