@@ -11,7 +11,9 @@ from research_engine import claims, eventlog, ids, runrecord, validate
 from research_engine.artifacts import render_markdown
 from research_engine.claims import log
 from research_engine.errors import BadInput, CheckFailed
-from research_engine.vocabulary import LedgerEvent
+from research_engine.schemas import load_schema
+from research_engine.schemas import validate as validate_schema
+from research_engine.vocabulary import ClaimStatus, Confidence, LedgerEvent, QuoteMatch, TensionStatus
 
 TEXT = (
     "The river is 120 km long.\n\n"
@@ -215,3 +217,37 @@ def test_a_run_from_before_the_log_is_refused_until_migrated_then_identical(run,
     assert problems(run) == []
     code, _, _, env = cli("claims", "migrate", "--run", run.root, "--json")
     assert code == 1 and env["errors"][0]["code"] == "nothing-to-migrate"
+
+
+def test_the_record_schema_and_the_ledger_schema_agree_with_each_other_and_the_vocabulary():
+    record, ledger = load_schema("claim-record"), load_schema("claims")
+    claim, tension = ledger["properties"]["claims"]["items"], ledger["properties"]["tensions"]["items"]
+    assert record["$defs"]["evidence"] == claim["properties"]["evidence"]["items"]
+    assert record["properties"]["event"]["enum"] == [e.value for e in LedgerEvent]
+    assert set(record["$defs"]) >= {e.value for e in LedgerEvent}
+    assert record["$defs"]["claim-added"]["properties"]["confidence"]["enum"] == [c.value for c in Confidence]
+    assert claim["properties"]["confidence"]["enum"] == [c.value for c in Confidence]
+    assert claim["properties"]["status"]["enum"] == [s.value for s in ClaimStatus]
+    assert tension["properties"]["status"]["enum"] == [s.value for s in TensionStatus]
+    assert record["$defs"]["evidence"]["properties"]["match"]["enum"] == [m.value for m in QuoteMatch]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"event": "claim-edited"},
+        {"schema_version": 2},
+        {"evidence": []},
+        {"confidence": "certain"},
+        {"cycle": 0},
+        {"at": "yesterday"},
+        {"extra": "field"},
+        {"id": "T-01"},
+    ],
+    ids=lambda c: next(iter(c)),
+)
+def test_the_record_schema_refuses_a_malformed_claim_added_record(run, change):
+    add(run, "The river is 120 km long.")
+    (good,) = lines(run)
+    assert validate_schema(good, "claim-record") == []
+    assert validate_schema({**good, **change}, "claim-record") != []
