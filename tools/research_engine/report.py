@@ -205,7 +205,6 @@ def _states_fact(block: Block) -> bool:
 
 def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(claims by id, latest verdict by claim id)."""
-
     return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
 
 
@@ -418,6 +417,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         }
 
     updated = runrecord.update(run, change)
+    ledger.refresh(run)  # the end of the run: the claims draft shows the whole ledger
     return {
         "result": run.relative(target),
         "cited_claims": report.cited,

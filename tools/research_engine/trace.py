@@ -94,7 +94,7 @@ def make_run_id(objective: str, now: datetime | None = None) -> str:
     return f"{stamp}-{slugify(objective)}"
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):  # some filesystems refuse O_RDONLY on dirs
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -119,7 +119,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -175,7 +175,9 @@ def artifact_path(
             return root / "snapshots"
         case "snapshot":
             return root / "snapshots" / _valid_id("digest", digest)
-        case "draft":
+        case "claims_log":  # the claims ledger: an append-only log of ledger events, one JSON object a line
+            return root / "consolidate" / "claims.jsonl"
+        case "draft":  # the ledger rendered for people (claims.draft), as of a stated number of log records
             return root / "consolidate" / "synthesis.draft.md"
         case "worksheet":
             return root / "verify" / "worksheet.md"

@@ -126,6 +126,15 @@ class TensionStatus(StrEnum):
     RESOLVED = "resolved"
 
 
+class LedgerEvent(StrEnum):
+    """The kinds of record in the claims ledger's log (`consolidate/claims.jsonl`), in no order."""
+
+    CLAIM_ADDED = "claim-added"
+    CLAIM_RETIRED = "claim-retired"
+    TENSION_ADDED = "tension-added"
+    TENSION_RESOLVED = "tension-resolved"
+
+
 class QuoteMatch(StrEnum):
     """How the grounding gate found a quote: verbatim, or after `grounding.normalize`."""
 

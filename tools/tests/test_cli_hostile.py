@@ -66,6 +66,7 @@ TEMPLATES: dict[str, list[str]] = {
     "claims add": ["{text}", "--run", "{run}", "--sq", "{sq}", "--source", "{ref}", "--quote", "{quote}"],
     "claims retire": ["{clm}", "--run", "{run}", "--why", "{text}"],
     "claims list": ["--run", "{run}"],
+    "claims migrate": ["--run", "{run}"],
     "claims tension add": ["--run", "{run}", "--claims", "{clm},CLM-02", "--about", "{text}"],
     "claims tension resolve": ["{tension}", "--run", "{run}", "--resolution", "{text}"],
     "verify prepare": ["--run", "{run}", "--claims", "{clm}"],
@@ -145,6 +146,7 @@ def template_run(tmp_path_factory) -> Path:
     claims.add_claim(run, sq, CLAIM_TEXT, [ref], [quote], "medium")
     claims.add_claim(run, sq, "The survey was a sample.", [ref], [quote], "low")
     claims.add_tension(run, ["CLM-01", "CLM-02"], "whether it was a sample")
+    claims.refresh(run)  # the draft view, as `claims list` renders it
     critic.add(run, "regional split", "survey regional split", severity="material", sq=sq)
     return run.root
 

@@ -92,6 +92,7 @@ def test_every_stage_writes_the_same_trace_tree_the_commands_write(mini_web, tmp
         "select/SQ-01.selection.md",
         "select/SQ-01.candidates.json",
         "retrieve/SQ-01/SRC-01.md",
+        "consolidate/claims.jsonl",
         "consolidate/synthesis.draft.md",
         "verify/contestation.md",
         "controller/loop-log.md",
@@ -205,6 +206,7 @@ def test_dry_run_prints_queries_and_selected_urls_without_model_calls(mini_web, 
     assert any(p["selected"] for p in planned.values())
     root = Path(env["data"]["run_root"])
     assert not list((root / "retrieve").glob("SQ-*/SRC-*.md"))
+    assert not (root / "consolidate/claims.jsonl").exists()
     assert not (root / "consolidate/synthesis.draft.md").exists()
 
 

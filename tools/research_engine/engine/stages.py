@@ -200,7 +200,7 @@ class ResearchStages(EngineState):
                 continue
             confidence = draft.confidence if draft.confidence in tuple(Confidence) else "medium"
             try:
-                added.append(claims.add_claim(self.run, sq, text, refs, quotes, confidence))
+                claim = claims.record_claim(self.run, sq, text, refs, quotes, confidence)
             except (CheckFailed, BadInput) as exc:
                 # The grounding gate said no: the draft is logged and dropped, never forced in.
                 rejected += 1
@@ -216,5 +216,7 @@ class ResearchStages(EngineState):
                     problems=[p.message for p in exc.all_problems()],
                 )
                 continue
-            ledger = claims.load(self.run)["claims"]
+            added.append(claim["id"])
+            ledger.append(claim)
+        claims.refresh(self.run)  # the end of a batch of adds: the draft shows the whole ledger again
         return {"added": added, "rejected": rejected}

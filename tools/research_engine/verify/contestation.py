@@ -15,6 +15,7 @@ import contextlib
 import re
 from typing import Any
 
+from research_engine import claims as ledger
 from research_engine import ids, runrecord
 from research_engine.artifacts import ValidationReport, load_checked, read_markdown, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
@@ -119,6 +120,7 @@ def close(run: Run) -> dict[str, Any]:
             rec["refused_ever"] = bool(rec.get("refused_ever")) or bool(ever)
 
         runrecord.update(run, change)
+    ledger.refresh(run)  # a stage boundary: the claims draft shows the whole ledger again
     return {
         "cycle": cycle,
         "contestation": run.relative(current_path),
