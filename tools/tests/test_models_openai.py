@@ -8,6 +8,7 @@ import pytest
 from werkzeug import Request, Response
 
 from research_engine.documents import Passage
+from research_engine.engine.cassette import Recorder, client_kwargs
 from research_engine.engine.models import SourceText, make_model
 from research_engine.engine.openai_model import MODEL_RETRY, OpenAIModel, fence, parse_json_reply
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
@@ -258,8 +259,6 @@ def test_usage_counts_reported_tokens_and_the_budget_stops_calls(stub):
 
 
 def test_the_api_key_is_never_written_to_the_trace(stub, locked_run):
-    from research_engine.engine.cassette import Recorder, client_kwargs
-
     recorder = Recorder(locked_run.path("cassette_dir"))
     options = client_kwargs(recorder)
     model = _model(

@@ -15,7 +15,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from research_engine.errors import BadInput
-from research_engine.net import HttpClient, RetryPolicy
+from research_engine.net import HttpClient, RetryPolicy, fetch_policy
+from research_engine.settings import Settings
 
 HTML = "<html><head><title>T</title></head><body><p>Some words that make a page.</p></body></html>"
 
@@ -100,9 +101,6 @@ def test_private_address_needs_opt_in_and_the_opt_in_is_recorded(server, make_cl
 
 
 def test_the_environment_opt_in_reaches_clients_through_the_fetch_policy(server, monkeypatch):
-    from research_engine.net import fetch_policy
-    from research_engine.settings import Settings
-
     server.expect_request("/page").respond_with_data(HTML, content_type="text/html")
     with fetch_policy(Settings.from_env(), use_cache=False).client(per_host_interval=0) as client:
         assert client.get(server.url_for("/page"), check_robots=False).error == "refused-ssrf"

@@ -35,12 +35,13 @@ from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from research_engine import __version__
+from research_engine.documents import sha256_hex
 from research_engine.net import content as bodies
 from research_engine.net.cache import CacheEntry, RevalidationCache
 from research_engine.net.exchange import REDIRECT_STATUSES, Exchange, exchange
 from research_engine.net.guard import GuardVerdict, Resolver, check_url
 from research_engine.net.politeness import Gate
-from research_engine.net.result import FetchResult, body_digest, elapsed_ms, failure
+from research_engine.net.result import FetchResult, elapsed_ms, failure
 from research_engine.net.retry import RETRY_AFTER_STATUSES, RetryPolicy
 from research_engine.net.robots import (
     CRAWL_DELAY_CAP,
@@ -426,7 +427,7 @@ class HttpClient:
             headers={**entry.headers, **answer.headers},
             body=body,
             text=text,
-            sha256=body_digest(body),
+            sha256=sha256_hex(body),
             retrieved_at=iso(),
             from_cache=True,
             etag=answer.headers.get("etag") or entry.etag,
@@ -460,7 +461,7 @@ class HttpClient:
         last_modified = answer.headers.get("last-modified")
         retrieved_at = iso()
         media = answer.media or None
-        digest = body_digest(body)
+        digest = sha256_hex(body)
         if self.cache is not None and method == "GET" and answer.status == 200:
             entry = CacheEntry(
                 url=target,

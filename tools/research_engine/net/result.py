@@ -7,7 +7,6 @@ A fetch never raises for network, HTTP or guard problems: it returns a `FetchRes
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -18,11 +17,6 @@ from research_engine.trace import iso
 from research_engine.vocabulary import FetchError
 
 ERROR_CODES: tuple[str, ...] = tuple(FetchError)
-
-
-def body_digest(body: bytes) -> str:
-    """The sha256 hex digest of a body: the digest runs use for snapshots and the cache for bodies."""
-    return hashlib.sha256(body).hexdigest()
 
 
 def elapsed_ms(started: float) -> int:
