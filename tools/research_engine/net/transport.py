@@ -13,11 +13,14 @@ httpx and httpcore are imported when a transport is built, so the CLI starts wit
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 # A transport hook (a cassette's recorder or replayer) wraps or replaces the real transport.
@@ -56,6 +59,14 @@ def open_http(
         follow_redirects=False,
         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"},
     )
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: loading the CA bundle takes ~80 ms; a context is shareable."""
+    import httpx  # noqa: PLC0415 - heavy; only a client that fetches needs it
+
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def pinned_transport(pins: PinnedAddresses) -> httpx.BaseTransport:
@@ -121,7 +132,7 @@ def pinned_transport(pins: PinnedAddresses) -> httpx.BaseTransport:
     class PinnedTransport(httpx.BaseTransport):
         def __init__(self) -> None:
             self._pool = httpcore.ConnectionPool(
-                ssl_context=httpx.create_ssl_context(trust_env=False),
+                ssl_context=_ssl_context(),
                 max_connections=100,
                 max_keepalive_connections=20,
                 keepalive_expiry=5.0,
