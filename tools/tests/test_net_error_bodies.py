@@ -6,7 +6,7 @@ import json
 import logging
 
 from research_engine.net import HttpClient
-from research_engine.net.client import ERROR_BODY_MAX
+from research_engine.net.exchange import ERROR_BODY_MAX
 
 
 def client(**kw) -> HttpClient:

@@ -15,7 +15,7 @@ from conftest import shared_path
 from werkzeug.wrappers import Request, Response
 
 from research_engine.errors import BadInput, NotConfigured, Refused, UpstreamFailed
-from research_engine.net import HttpClient, fetch_policy
+from research_engine.net import HttpClient, RetryPolicy, fetch_policy
 from research_engine.settings import Settings
 from research_engine.sources import openalex, search, worldbank
 
@@ -80,7 +80,9 @@ def apis(httpserver, monkeypatch):
 @pytest.fixture
 def client(apis):
     policy = fetch_policy(env(), use_cache=False)
-    with policy.client(per_host_interval=0, max_retries=1, backoff_base=0.01) as http:
+    # One retry, as the sources expect of their client; its backoff is recorded, never slept.
+    waits: list[float] = []
+    with policy.client(per_host_interval=0, retry=RetryPolicy(attempts=1, sleep=waits.append)) as http:
         yield http
 
 

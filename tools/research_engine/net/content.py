@@ -188,7 +188,7 @@ def decode_text(body: bytes, declared: str | None, family: str | None) -> tuple[
     if text is not None:
         return text, "utf-8"
     try:
-        from charset_normalizer import from_bytes
+        from charset_normalizer import from_bytes  # noqa: PLC0415 - heavy; only a body no declared charset decodes
 
         matches = list(from_bytes(body[:200_000]))
         if matches:

@@ -285,7 +285,7 @@ def _normalize_host(raw_host: str, netloc: str) -> tuple[str, IPAddress | None] 
         return str(addr6).split("%", 1)[0], addr6
     host = raw_host
     if not host.isascii():
-        import idna
+        import idna  # noqa: PLC0415 - third-party, needed only for a non-ASCII host name
 
         try:
             host = idna.encode(host, uts46=True).decode("ascii")
