@@ -8,10 +8,11 @@ median wall time and its ratio to `python -c pass` measured in the same rounds. 
 (`ids next`, `control`) run against a fresh copy of the run each time (the copy is not timed), so every
 call does the same work.
 
-    .venv/bin/python bench/startup.py [--runs 21] [--compare OTHER/bin/research-engine]
+    .venv/bin/python bench/startup.py [--runs 21] [--compare OTHER/bin/research-engine ...]
 
-`--compare` times a second installation in the same rounds (e.g. the code before a change, installed
-in another venv) and prints its median and ratio beside this one's.
+`--cpu` times the CPU the command used instead of wall time (steadier on a busy machine). `--compare`
+(repeatable) times other installations in the same rounds (the code before a change, or
+another typer, installed in another venv) and prints their medians and ratios beside this one's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -84,21 +86,30 @@ def build_run(exe: str, base: Path) -> Path:
     return root
 
 
-def time_ms(cmd: list[str], before: Callable[[], None] | None) -> float:
+def time_ms(cmd: list[str], before: Callable[[], None] | None, cpu: bool = False) -> float:
+    """Wall time of one run of `cmd`, or with `cpu` the CPU time (user + system) the child used."""
     if before is not None:
         before()
-    start = time.perf_counter()
+    start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, capture_output=True, check=False)
+    if cpu:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
     return (time.perf_counter() - start) * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--compare", help="another research-engine executable, timed in the same rounds")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time CPU used (user + system), steadier on a busy machine"
+    )
+    parser.add_argument(
+        "--compare", action="append", default=[], help="another research-engine executable (repeatable)"
+    )
     args = parser.parse_args()
     exe = shutil.which("research-engine", path=str(Path(sys.executable).parent)) or "research-engine"
-    exes = {"this": exe} | ({"compare": args.compare} if args.compare else {})
+    exes = {"this": exe} | {f"compare {i}": path for i, path in enumerate(args.compare, 1)}
 
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         base = Path(tmp)
@@ -139,22 +150,20 @@ def main() -> None:
             time_ms(cmd, before)
         for _ in range(args.runs):
             for key, (cmd, before) in cases.items():
-                times[key].append(time_ms(cmd, before))
+                times[key].append(time_ms(cmd, before, args.cpu))
 
     median = {key: statistics.median(values) for key, values in times.items()}
     base_ms = median[("python -c pass", "")]
-    header = f"{'command':24} {'median ms':>10} {'x python':>9}"
-    if args.compare:
-        header += f" {'compare ms':>11} {'x python':>9}"
-    print(f"median of {args.runs} runs, round-robin; python -c pass: {base_ms:.1f} ms")
-    print(header)
+    what = "CPU time" if args.cpu else "wall time"
+    print(f"{what}, median of {args.runs} runs, round-robin; python -c pass: {base_ms:.1f} ms")
+    for label, path in exes.items():
+        print(f"{label}: {path}")
+    print(f"{'command':20}" + "".join(f" {label + ' ms':>14} {'x python':>8}" for label in exes))
     for name in commands:
-        ms = median[(name, "this")]
-        line = f"{name:24} {ms:10.1f} {ms / base_ms:9.2f}"
-        if args.compare:
-            other = median[(name, "compare")]
-            line += f" {other:11.1f} {other / base_ms:9.2f}"
-        print(line)
+        cells = "".join(
+            f" {median[(name, label)]:14.1f} {median[(name, label)] / base_ms:8.2f}" for label in exes
+        )
+        print(f"{name:20}{cells}")
 
 
 if __name__ == "__main__":
