@@ -115,7 +115,7 @@ class LazyGroup(EnvelopeGroup):
     @property  # type: ignore[override]
     def commands(self) -> dict[str, Any]:
         """Every command, in table order: loads every module (for walking the tree; invocation does not)."""
-        return {name: self.get_command(None, name) for name in self.list_commands(None)}  # type: ignore[arg-type]
+        return {name: self.get_command(None, name) for name in self.list_commands(None)}
 
     @commands.setter
     def commands(self, value: Any) -> None:
