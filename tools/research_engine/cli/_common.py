@@ -110,12 +110,23 @@ def _command_name(group: Any, args: list[str]) -> str:
     path: list[str] = []
     command = group
     for word in args:
-        subs = getattr(command, "commands", None)
-        if not isinstance(subs, dict) or word not in subs:
+        lookup = getattr(command, "get_command", None)  # only groups have one
+        sub = lookup(command.context_class(command), word) if lookup is not None else None
+        if sub is None:
             break
         path.append(word)
-        command = subs[word]
+        command = sub
     return " ".join(path)
+
+
+def _click_exceptions() -> tuple[type[Exception], type[Exception]]:
+    """click's ClickException and UsageError, reached through typer's public `BadParameter`.
+
+    typer re-exports click's BadParameter (a UsageError, itself a ClickException) whether it depends on the
+    click package (typer < 0.26) or vendors click (typer >= 0.26), so its bases are the types typer raises.
+    """
+    bases = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
+    return bases["ClickException"], bases["UsageError"]
 
 
 class EnvelopeGroup(TyperGroup):
@@ -147,20 +158,18 @@ class EnvelopeGroup(TyperGroup):
                 windows_expand_args=windows_expand_args,
                 **extra,
             )
-        # typer >= 0.29 vendors click; its exceptions live under typer.
-        from typer import _click
-        from typer.exceptions import Abort
-
+        click_exception, usage_error = _click_exceptions()
         try:
             code = super().main(
                 argv, prog_name, complete_var, False, windows_expand_args=windows_expand_args, **extra
             )
-        except _click.exceptions.ClickException as exc:
-            usage = isinstance(exc, _click.exceptions.UsageError)
-            code = ExitCode.BAD_INPUT if usage or not 1 <= exc.exit_code <= 7 else exc.exit_code
-            problem = Problem("usage", exc.format_message())
+        except click_exception as exc:
+            exit_code = getattr(exc, "exit_code", ExitCode.BAD_INPUT)
+            usage = isinstance(exc, usage_error)
+            code = ExitCode.BAD_INPUT if usage or not 1 <= exit_code <= 7 else exit_code
+            problem = Problem("usage", exc.format_message())  # type: ignore[attr-defined]
             emit(_command_name(self, argv), True, Result(exit_code=code, errors=[problem]))
-        except Abort:
+        except typer.Abort:
             code = ExitCode.INTERRUPTED
             emit(
                 _command_name(self, argv),
