@@ -5,6 +5,12 @@ front matter (or JSON) against the schema in `schema/`, and checks the
 cross-references it owns. Checkers are listed in `CHECKERS`; stage modules add
 theirs as they gain artifacts. Missing optional artifacts are fine (a run in
 progress is valid); present ones must conform.
+
+Two checkers here look across artifacts for what only a second writer or a hand
+edit leaves behind: `check_tree` (symbolic links inside the run, paths that
+resolve outside it) and `check_duplicates` (two sources of one sub-question with
+one canonical key, two active claims citing the same quote of the same source,
+ids out of sequence or beyond their counters).
 """
 
 from __future__ import annotations
@@ -12,10 +18,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from typing import Any
 
-from research_engine import libraries
-from research_engine.artifacts import ValidationReport, load_checked, read_counted
+from research_engine import claims, critic, decompose, ids, libraries, runstate, selection, trace
+from research_engine.artifacts import ValidationReport, load_checked, read_counted, read_markdown
 from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
+from research_engine.errors import ResearchEngineError
+from research_engine.grounding import normalize
 from research_engine.schemas import validate
 from research_engine.trace import Run
 
@@ -23,6 +32,7 @@ __all__ = ["CHECKERS", "ValidationReport", "load_checked", "read_counted", "vali
 
 # "module:function" checkers, each called as fn(run, report).
 CHECKERS = [
+    "research_engine.validate:check_tree",
     "research_engine.validate:check_brief_and_run",
     "research_engine.validate:check_sources",
     "research_engine.decompose:check_sub_questions",
@@ -33,11 +43,16 @@ CHECKERS = [
     "research_engine.controller:check_loop_log",
     "research_engine.critic:check_gaps",
     "research_engine.report:check_result",
+    "research_engine.validate:check_duplicates",
 ]
 
 
 def validate_run(run: Run) -> ValidationReport:
     report = ValidationReport(root=run.root)
+    if trace.tree_problems(run.root):
+        # Reading through a link would check files outside the run (and Run.path refuses them anyway).
+        check_tree(run, report)
+        return report
     for spec in CHECKERS:
         module, _, func = spec.partition(":")
         getattr(importlib.import_module(module), func)(run, report)
@@ -121,3 +136,129 @@ def check_sources(run: Run, report: ValidationReport) -> None:
             )
         if listed and meta["id"] not in listed:
             report.add(path, f"{meta['id']} is not listed in run.json sources", "cross-reference", "id")
+
+
+def check_tree(run: Run, report: ValidationReport) -> None:
+    """No symbolic link inside the run: a linked `retrieve/` or `snapshots/` would put the run's files
+    elsewhere (and the tools refuse to write through one)."""
+    for rel, why in trace.tree_problems(run.root):
+        report.add(rel, why, "symlink-in-run")
+
+
+def check_duplicates(run: Run, report: ValidationReport) -> None:
+    """What two writers leave behind: the same work recorded twice, the same claim twice, ids out of
+    sequence or beyond the counters that hand them out."""
+    counters = ids.peek(run)
+    _duplicate_sources(run, report, counters)
+    _duplicate_claims(run, report)
+    _id_sequences(run, report, counters)
+
+
+def _duplicate_sources(run: Run, report: ValidationReport, counters: dict[str, Any]) -> None:
+    keys: dict[tuple[str, str], str] = {}
+    for ref in _source_refs(run):
+        sq, src = ids.parse_source_ref(ref)
+        path = run.path("source", sq=sq, src=src)
+        try:
+            meta, _ = read_markdown(path)
+        except ResearchEngineError:
+            continue  # reported by check_sources
+        key = meta.get("canonical_key")
+        if isinstance(key, str) and key:
+            if (sq, key) in keys:
+                report.add(
+                    path,
+                    f"{ref} is the same work as {keys[(sq, key)]} (canonical key {key}): one sub-question "
+                    "records a work once",
+                    "duplicate-source",
+                )
+            else:
+                keys[(sq, key)] = ref
+        counter = int((counters.get("SRC") or {}).get(sq, 0)) if isinstance(counters.get("SRC"), dict) else 0
+        if counters and ids.parse_id(src)[1] > counter:
+            report.add(path, f"{ref} is beyond the SRC counter of {sq} ({counter})", "id-sequence")
+    try:
+        listed = [s.get("id") for s in json.loads(run.path("run").read_text("utf-8")).get("sources", [])]
+    except (OSError, ValueError, AttributeError):
+        return
+    seen: set[Any] = set()
+    for ref in listed:
+        if ref in seen:
+            report.add(run.path("run"), f"sources lists {ref} twice", "duplicate-source")
+        seen.add(ref)
+
+
+def _source_refs(run: Run) -> list[str]:
+    refs = []
+    for path in (run.root / "retrieve").glob("SQ-*/SRC-*.md"):
+        ref = f"{path.parent.name}/{path.stem}"
+        if ids.SOURCE_REF_RE.match(ref):
+            refs.append(ref)
+    return sorted(refs, key=ids.sort_key)
+
+
+def _duplicate_claims(run: Run, report: ValidationReport) -> None:
+    try:
+        ledger = claims.load(run)
+    except ResearchEngineError:
+        return  # reported by check_claims
+    cited: dict[tuple[str, str], str] = {}
+    for claim in ledger["claims"]:
+        if claim.get("status") != "active":
+            continue
+        for ev in claim.get("evidence") or []:
+            pair = (ev["source"], normalize(ev["quote"]))
+            if pair in cited and cited[pair] != claim["id"]:
+                report.add(
+                    run.path("claims_log"),
+                    f"{claim['id']} cites the same quote of {ev['source']} as {cited[pair]}: one quote of a "
+                    "source carries one claim",
+                    "duplicate-claim",
+                    claim["id"],
+                )
+            cited.setdefault(pair, claim["id"])
+
+
+def _in_order(values: list[str]) -> list[str]:
+    """The ids of `values` that are not above every id before them (out of sequence, or repeated)."""
+    out, highest = [], 0
+    for value in values:
+        try:
+            number = ids.parse_id(value)[1]
+        except ResearchEngineError:
+            continue
+        if number <= highest:
+            out.append(value)
+        highest = max(highest, number)
+    return out
+
+
+def _id_sequences(run: Run, report: ValidationReport, counters: dict[str, Any]) -> None:
+    def check(path: Any, prefix: str, values: list[str], what: str) -> None:
+        for value in _in_order(values):
+            report.add(path, f"{value} is out of sequence in {what} (ids only grow)", "id-sequence")
+        numbers = [ids.parse_id(v)[1] for v in values if ids.ID_RE.match(v)]
+        if counters and numbers and max(numbers) > int(counters.get(prefix, 0) or 0):
+            report.add(
+                path,
+                f"{ids.format_id(prefix, max(numbers))} is beyond the {prefix} counter "
+                f"({counters.get(prefix, 0)})",
+                "id-sequence",
+            )
+
+    try:
+        check(run.path("sub_questions"), "SQ", [q["id"] for q in decompose.load(run)], "the sub-questions")
+        check(run.path("gaps"), "G", [g["id"] for g in critic.load(run)["gaps"]], "the gaps")
+        challenges = [c["id"] for m in runstate.all_contestations(run) for c in m.get("challenges", [])]
+        check(run.path("contestation"), "CHL", challenges, "the verdicts, cycle by cycle")
+        for sq in [q["id"] for q in decompose.load(run)]:
+            meta = selection.load(run, sq)
+            rounds = [r.get("round") for r in (meta or {}).get("rounds", [])]
+            if rounds != list(range(1, len(rounds) + 1)):
+                report.add(
+                    run.path("selection", sq=sq),
+                    f"rounds are numbered {rounds}, not 1..{len(rounds)}",
+                    "id-sequence",
+                )
+    except (ResearchEngineError, KeyError, TypeError):
+        return  # a malformed artifact: its own checker reports it

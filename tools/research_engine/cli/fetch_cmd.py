@@ -94,6 +94,15 @@ def fetch(
             warnings = [Problem("thin-page", "the page has too little text to be a source")] if thin else []
             return Result(data=data, text=text, warnings=warnings)
 
+        if retrieved.duplicate_of is not None:
+            problem = Problem("duplicate-source", f"{url}: {retrieved.detail}", field="url")
+            data["source"] = retrieved.duplicate_of
+            return Result(
+                data=data,
+                text=f"not recorded: {problem.message}",
+                exit_code=ExitCode.CHECK_FAILED,
+                errors=[problem],
+            )
         if retrieved.error == THIN:
             problem = Problem(
                 "thin-page", f"{url} has too little text to be a source; not recorded", field="url"

@@ -134,6 +134,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             # Closing is best effort; the run's state is already on disk.
             with suppress(Exception):
                 client.close()
+        self.release_writer()
 
     def drive(self) -> Outcome:
         self.journal.data["sessions"] = int(self.journal.data.get("sessions") or 0) + 1
@@ -315,6 +316,24 @@ def start(
         # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
         configured_endpoint(settings, model=options.model.partition(":")[2] or None)
     run = lock_brief(brief_path, options)
+    writer = trace.acquire_writer(run, "run")
+    try:
+        return _prepare(run, writer, options, settings, progress, model, legacy=legacy)
+    except BaseException:
+        writer.release()
+        raise
+
+
+def _prepare(
+    run: trace.Run,
+    writer: trace.WriterLock,
+    options: EngineOptions,
+    settings: Settings,
+    progress: Progress | None,
+    model: Any,
+    *,
+    legacy: bool,
+) -> Engine:
     journal = Journal(run)
     config = settings.public()
     config["as_of"] = (
@@ -335,6 +354,7 @@ def start(
             cassette_dir / ENGINE_CONFIG, json.dumps({**config, "model": options.model}, indent=2) + "\n"
         )
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
+    engine.writer = writer
     engine._open_clients()
     engine._open_model()
     return engine
@@ -351,6 +371,23 @@ def reopen(
     """Reopen a run for `--resume`: the options and configuration it was started with."""
 
     run = trace.open_run(run_dir)
+    # One writer: the lock is taken before the journal is read, so no second resume acts on a stale one.
+    writer = trace.acquire_writer(run, "run --resume")
+    try:
+        return _reopen(run, writer, settings, progress, model, budget_overrides)
+    except BaseException:
+        writer.release()
+        raise
+
+
+def _reopen(
+    run: trace.Run,
+    writer: trace.WriterLock,
+    settings: Settings,
+    progress: Progress | None,
+    model: Any,
+    budget_overrides: dict[str, int] | None,
+) -> Engine:
     journal = Journal(run)
     if not journal.exists:
         raise BadInput(
@@ -369,6 +406,7 @@ def reopen(
     # only what they leave unset.
     settings = Settings.from_public(recorded, underneath=None if options.replay else settings)
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
+    engine.writer = writer
     engine._open_clients()
     engine._open_model()
     return engine

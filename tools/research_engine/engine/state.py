@@ -23,7 +23,7 @@ from research_engine.engine.progress import Progress
 from research_engine.errors import ResearchEngineError
 from research_engine.selection.candidates import read_candidates_file
 from research_engine.settings import Settings
-from research_engine.trace import Run
+from research_engine.trace import Run, WriterLock
 from research_engine.vocabulary import RunStatus
 
 
@@ -63,6 +63,11 @@ class EngineState:
         self.sources = list(options.sources or ["web"])
         self._countries: list[dict[str, Any]] | None = None
         self._catalogue: dict[str, Any] | None = None
+        self.writer: WriterLock | None = None  # the run's writer lock, held while this engine drives it
+
+    def release_writer(self) -> None:
+        if self.writer is not None:
+            self.writer.release()
 
     def _save_spend(self) -> None:
         spent = self.budget.spent()

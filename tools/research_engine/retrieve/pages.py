@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from research_engine.documents import Document
-from research_engine.errors import ResearchEngineError
+from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.extract import extract_document
 from research_engine.net import FetchResult
-from research_engine.retrieve.store import record
+from research_engine.retrieve.store import DUPLICATE_SOURCE, record
 from research_engine.trace import Run
 from research_engine.urls import canonical_key
 from research_engine.vocabulary import AccessTier, SourceKind
@@ -51,8 +51,9 @@ class Retrieved:
     result: FetchResult
     document: Document | None
     ref: str | None = None
-    error: str | None = None  # a FetchResult error code, "decode-error" or "thin"
+    error: str | None = None  # a FetchResult error code, "decode-error", "thin" or "duplicate-source"
     detail: str | None = None
+    duplicate_of: str | None = None  # the source already recorded for the same work (duplicate-source)
 
     @property
     def ok(self) -> bool:
@@ -130,7 +131,21 @@ def _record_page(
     doc.requested_url = request.url
     doc.access_tier = request.access_tier or AccessTier.OPEN
     doc.title = doc.title or request.title
-    return Retrieved(request, result, doc, ref=record(run, sq, doc, query=request.query))
+    try:
+        ref = record(run, sq, doc, query=request.query)
+    except CheckFailed as exc:
+        if exc.code != DUPLICATE_SOURCE:
+            raise
+        # Another URL of the sub-question led to the same work: nothing new to record.
+        return Retrieved(
+            request,
+            result,
+            doc,
+            error=DUPLICATE_SOURCE,
+            detail=exc.message,
+            duplicate_of=exc.data["existing"],
+        )
+    return Retrieved(request, result, doc, ref=ref)
 
 
 def document_from(result: Any, page: Any) -> Document:

@@ -18,9 +18,10 @@ from typing import Any
 from research_engine import ids, runrecord
 from research_engine.artifacts import read_markdown, write_markdown
 from research_engine.documents import Document, Passage
-from research_engine.errors import BadInput
+from research_engine.errors import BadInput, CheckFailed
 from research_engine.trace import Run, atomic_write_bytes
 
+DUPLICATE_SOURCE = "duplicate-source"  # the error code of a second copy of a source in one sub-question
 PASSAGE_RE = re.compile(r"^\[(p\d{2,})\]\s?(?:\{([a-z-]+)\}\s)?(.*)$")
 
 
@@ -91,6 +92,16 @@ def record(run: Run, sq: str, doc: Document, *, query: str | None = None) -> str
     digest = doc.sha256
     store_snapshot(run, doc.body, digest)
     with run.lock():
+        existing = source_with_key(run, sq, doc.canonical_key)
+        if existing is not None:
+            # One work, one source per sub-question: a second copy would count one source as two.
+            raise CheckFailed(
+                f"{doc.final_url or doc.requested_url} is already {existing} "
+                f"(canonical key {doc.canonical_key}); not recorded twice",
+                code=DUPLICATE_SOURCE,
+                field="url",
+                data={"existing": existing},
+            )
         src = ids.next_id(run, "src", sq=sq)
         ref = f"{sq}/{src}"
         meta = source_meta(run, ref, sq, doc, query=query, digest=digest)
@@ -146,6 +157,20 @@ def load_source(run: Run, ref: str) -> tuple[dict[str, Any], list[Passage]]:
 def stored_text(run: Run, ref: str) -> str:
     _, passages = load_source(run, ref)
     return "\n\n".join(p.text for p in passages)
+
+
+def source_with_key(run: Run, sq: str, key: str | None) -> str | None:
+    """The source of `sq` already recorded under canonical key `key`, if any."""
+    if not key:
+        return None
+    folder = run.path("retrieve_dir", sq=sq)
+    for path in (
+        sorted(folder.glob("SRC-*.md"), key=lambda p: ids.sort_key(p.stem)) if folder.is_dir() else []
+    ):
+        meta, _ = read_markdown(path)
+        if meta.get("canonical_key") == key:
+            return f"{sq}/{path.stem}"
+    return None
 
 
 def list_sources(run: Run) -> list[str]:
