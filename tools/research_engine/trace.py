@@ -226,6 +226,8 @@ def artifact_path(
             return root / "model" / "prompts"
         case "state":
             return root / ".state" / f"{_valid_id('name', name)}.json"
+        case "spend_ledger":  # a headless run's spend, appended as it happens (engine.metering)
+            return root / ".state" / "spend.jsonl"
         case "lock":
             return root / LOCK_NAME
         case "writer_lock":

@@ -94,6 +94,15 @@ def budget_stop(name: str) -> str:
     return f"{BUDGET_STOP_PREFIX}{Budget(name)}"
 
 
+FAILURE_STOP_PREFIX = "failed:"
+
+
+def failure_stop(code: str) -> str:
+    """run.json's stop reason when a headless run ended on an error (status `failed`, resumable):
+    `failed:<error code>`, e.g. `failed:upstream-failed`, `failed:interrupted` (Ctrl-C)."""
+    return f"{FAILURE_STOP_PREFIX}{code}"
+
+
 class Verdict(StrEnum):
     """The verifier's verdicts, strictest first (a verdict may be stricter than the floor, never looser)."""
 

@@ -4,7 +4,7 @@
 - `Outcome`: what a finished (or stopped) drive returns to the CLI.
 - `read_cassette_config`: `cassette/engine.json`, the configuration a recorded run keeps (no secrets) so
   `--replay` configures itself as the recording was.
-- `provider_prefixes`: which URLs are provider calls (search, APIs, the model) for the budget.
+- `provider_prefixes`: which URLs are provider calls (search and data APIs) for the budget.
 - `lock_brief`: the brief locked for a new run (a locked brief.md is re-run with its own fields).
 """
 
@@ -87,12 +87,11 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
 
 
 def provider_prefixes(settings: Settings) -> tuple[str, ...]:
+    """The search and data-API endpoints: a request to one is a provider call (`engine.metering`). The
+    model's endpoint is not one: model use is metered in tokens."""
     # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are
     # fetches.
-    prefixes = [
-        searxng_endpoint(settings) if settings.searxng_url else "",
-        settings.model_base_url or "",
-    ]
+    prefixes = [searxng_endpoint(settings) if settings.searxng_url else ""]
     prefixes += [
         settings.base_url(name) for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo")
     ]

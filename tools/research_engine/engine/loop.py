@@ -79,16 +79,18 @@ from research_engine.engine.factory import make_model
 from research_engine.engine.gather import GatherStages
 from research_engine.engine.helpers import ref_key
 from research_engine.engine.journal import JOURNAL_NAME, Journal
-from research_engine.engine.metering import TimedClient, TimedModel
+from research_engine.engine.metering import Meter, TimedClient, TimedModel
 from research_engine.engine.openai_model import configured_endpoint
 from research_engine.engine.progress import Progress
 from research_engine.engine.review import ReviewStages
 from research_engine.engine.stages import ResearchStages
 from research_engine.engine.synthesis import SynthesisStages
-from research_engine.errors import BadInput, BudgetSpent
+from research_engine.errors import BadInput, BudgetSpent, ResearchEngineError
 from research_engine.net import fetch_policy
+from research_engine.redaction import redact_text
 from research_engine.settings import Settings
 from research_engine.trace import atomic_write_text
+from research_engine.vocabulary import RunStatus, failure_stop
 
 __all__ = ["Engine", "EngineOptions", "Journal", "Outcome", "reopen", "resume", "run", "start"]
 
@@ -106,15 +108,16 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         elif self.options.record:
             self.cassette = open_cassette("record", self.run.path("cassette_dir"), self.settings.secrets)
             options.update(client_kwargs(self.cassette))
+        # Every request and body of both clients is counted (and written to the spend ledger) as it happens.
+        options["meter"] = Meter(self.budget, provider_prefixes(self.settings))
         policy = fetch_policy(
             self.settings, self.run, allow_private=self.options.allow_private, client_options=options
         )
-        prefixes = provider_prefixes(self.settings)
         base = policy.client()
         fresh = policy.replace(use_cache=False).client()
         self._clients = [base, fresh]
-        self.client = TimedClient(base, self.budget, prefixes, self.clock)
-        self.fresh_client = TimedClient(fresh, self.budget, prefixes, self.clock)
+        self.client = TimedClient(base, self.budget, self.clock)
+        self.fresh_client = TimedClient(fresh, self.budget, self.clock)
 
     def _open_model(self) -> None:
         model = self._model_override
@@ -125,8 +128,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
                 kw["client"] = self.client
             model = make_model(name, settings=self.settings, **kw)
         self.raw_model = model
-        self.budget.model_usage = model.usage
-        self.budget.model_is_provider = not str(model.name).startswith(("extractive", "scripted"))
+        self.budget.model_usage = model.usage  # tokens count; a model call is not a provider call
         self.model = TimedModel(model, self.clock, self.budget)
 
     def close(self) -> None:
@@ -142,6 +144,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         self.journal.save()
         self._set_status("running")
         self._reconcile()
+        self._save_spend()  # run.json shows what earlier sessions spent (the ledger) from the start
         try:
             self.step("plan", self._plan)
             cycle = runstate.current_cycle(self.run)
@@ -165,10 +168,37 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         except BudgetSpent as spent:
             self._stop_for_budget(spent)
             self.journal.data["status"] = "done" if self.journal.done("synthesize") else "stopped"
+        except BaseException as exc:  # a fatal upstream error, Ctrl-C, a bug: say so, stay resumable
+            self._record_failure(exc)
+            raise
         finally:
-            self._save_spend()
+            with suppress(Exception):  # best effort: the ledger already holds every spend
+                self._save_spend()
             self.close()
         return self._outcome()
+
+    def _record_failure(self, exc: BaseException) -> None:
+        """run.json after a run ended on an error: status `failed`, stop reason `failed:<code>`, an event
+        with the message; the journal says `failed`, and `run --resume` picks the run up where it was."""
+        if isinstance(exc, ResearchEngineError):
+            code, message = exc.code, exc.message
+        elif isinstance(exc, KeyboardInterrupt):
+            code, message = "interrupted", "interrupted (Ctrl-C)"
+        else:
+            code, message = "internal", f"{type(exc).__name__}: {exc}"
+        message = redact_text(message, self.settings.secrets)
+
+        def change(rec: dict[str, Any]) -> None:
+            rec["status"] = RunStatus.FAILED
+            rec["stop_reason"] = failure_stop(code)
+            rec.setdefault("events", []).append(
+                {"at": trace.iso(), "kind": "run-failed", "code": code, "detail": message}
+            )
+
+        with suppress(Exception):  # the failure may be run.json itself; the journal still says failed
+            self.journal.data["status"] = "failed"
+            self.journal.save()
+            runrecord.update(self.run, change)
 
     def _cycle(self, cycle: int) -> dict[str, Any]:
         plan = self.journal.data["plans"].get(str(cycle)) or {}
@@ -340,7 +370,7 @@ def _prepare(
         read_cassette_config(options.replay).get("as_of") if options.replay else date.today().isoformat()
     )
     config["allow_private"] = options.allow_private
-    config["sources"] = list(options.sources)
+    config["sources"] = list(options.sources or [])
     if legacy:
         # Replaying a cassette from before --sources: keep its trace as it was.
         config["sources_unrecorded"] = True

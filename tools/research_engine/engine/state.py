@@ -18,13 +18,13 @@ from research_engine import claims, decompose, retrieve, runrecord, runstate
 from research_engine.engine.config import EngineOptions
 from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.journal import Journal
-from research_engine.engine.metering import Budget, Clock
+from research_engine.engine.metering import Budget, Clock, SpendLedger
 from research_engine.engine.progress import Progress
 from research_engine.errors import ResearchEngineError
 from research_engine.selection.candidates import read_candidates_file
 from research_engine.settings import Settings
 from research_engine.trace import Run, WriterLock
-from research_engine.vocabulary import RunStatus
+from research_engine.vocabulary import FAILURE_STOP_PREFIX, RunStatus
 
 
 class EngineState:
@@ -47,7 +47,10 @@ class EngineState:
         self.brief = brief_mod.load_locked(run.root)
         self.clock = Clock()
         self.budget = Budget.from_brief(
-            self.brief, carried=journal.data.get("spent"), overrides=options.budget_overrides
+            self.brief,
+            carried=journal.data.get("spent"),
+            overrides=options.budget_overrides,
+            ledger=SpendLedger(run.path("spend_ledger")),
         )
         self.cassette: Any = None
         self._clients: list[Any] = []
@@ -118,6 +121,10 @@ class EngineState:
 
     def _set_status(self, status: str) -> None:
         def change(rec: dict[str, Any]) -> None:
+            if rec.get("status") == RunStatus.FAILED and str(rec.get("stop_reason") or "").startswith(
+                FAILURE_STOP_PREFIX
+            ):
+                rec["stop_reason"] = None  # resumed after a failure: it has not stopped any more
             if rec.get("status") in (RunStatus.LOCKED, RunStatus.RUNNING, RunStatus.FAILED):
                 rec["status"] = status
             rec["model"] = {

@@ -146,8 +146,12 @@ class HttpClient:
         robots_ttl: float = ROBOTS_TTL,
         robots_error_ttl: float = ROBOTS_ERROR_TTL,
         secrets: Sequence[str] = (),
+        meter: Any = None,
     ) -> None:
         self.allow_private = bool(allow_private)
+        # Told of every request before it is sent (`sending(method, url)`) and of every body once read
+        # (`received(method, url, size)`): the headless engine's budget meter. None: nothing is told.
+        self.meter = meter
         self.secrets = tuple(secrets)  # known credential values, scrubbed from logs and overrides
         self.allow_addresses = frozenset(allow_addresses)
         self.ignore_robots = ignore_robots
@@ -308,6 +312,7 @@ class HttpClient:
         max_bytes: int,
         payload: dict | None = None,
         deadline: float | None = None,
+        metered: bool = True,
     ) -> FetchResult:
         started = time.monotonic()
         fetch = _Fetch(url, started, deadline if deadline is not None else started + self.deadline)
@@ -317,7 +322,9 @@ class HttpClient:
             if isinstance(hop, FetchResult):
                 return hop
             send_headers, cached = self._request_headers(method, hop.target, headers, accept, revalidate)
-            answer = self._send(method, hop, send_headers, payload, accept, max_bytes, fetch.deadline)
+            answer = self._send(
+                method, hop, send_headers, payload, accept, max_bytes, fetch.deadline, metered=metered
+            )
             if answer.status in REDIRECT_STATUSES and answer.error is None:
                 following = self._redirect(fetch, hop.target, answer)
                 if isinstance(following, FetchResult):
@@ -508,13 +515,19 @@ class HttpClient:
         accept: tuple[str, ...] | None,
         max_bytes: int,
         deadline: float,
+        *,
+        metered: bool = True,
     ) -> Exchange:
-        """One exchange through the politeness gate, retried as the retry policy allows."""
+        """One exchange through the politeness gate, retried as the retry policy allows; `metered`
+        exchanges are told to the meter (robots.txt, which the client fetches for itself, is not)."""
+        meter = self.meter if metered else None
         host = hop.verdict.host or _host_key(hop.target)
         attempt = 0
         while True:
             try:
                 with self.gate.slot(host, deadline=deadline, interval=hop.crawl_delay):
+                    if meter is not None:
+                        meter.sending(method, hop.target)
                     answer = exchange(
                         self._http,
                         method,
@@ -530,6 +543,8 @@ class HttpClient:
                     )
             except TimeoutError as exc:
                 return Exchange().failed(FetchError.TIMEOUT, str(exc))
+            if meter is not None and answer.body:
+                meter.received(method, hop.target, len(answer.body))
             if not answer.transient:
                 return answer
             if method == "POST" and answer.status not in RETRY_AFTER_STATUSES and not answer.never_sent:
@@ -567,6 +582,7 @@ class HttpClient:
                 revalidate=True,
                 max_bytes=MAX_ROBOTS_BYTES,
                 deadline=deadline,
+                metered=False,
             )
             policy = policy_for_answer(
                 origin, answer, now=time.monotonic(), ttl=self.robots_ttl, error_ttl=self.robots_error_ttl
