@@ -9,12 +9,13 @@ matter for people.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from research_engine import libraries
+from research_engine import bounded, libraries
 from research_engine.errors import BadInput, CheckFailed, Problem
 from research_engine.schemas import validate
 from research_engine.trace import Run, atomic_write_text
@@ -29,11 +30,18 @@ def _dumper() -> Any:
         pass
 
     ArtifactDumper.add_multi_representer(StrEnum, lambda dumper, value: dumper.represent_str(str(value)))
+    # Never an anchor and alias: a value used twice is written twice (readers refuse alias bombs).
+    ArtifactDumper.ignore_aliases = lambda self, data: True
     return ArtifactDumper
 
 
+def dump_yaml(data: Any) -> str:
+    """YAML as the tools write it: block style, keys in order, Unicode kept, no aliases."""
+    return str(libraries.yaml().dump(data, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100))
+
+
 def render_markdown(meta: dict[str, Any], body: str) -> str:
-    front = libraries.yaml().dump(meta, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
+    front = dump_yaml(meta)
     return f"---\n{front.rstrip()}\n---\n\n{body.rstrip()}\n"
 
 
@@ -51,16 +59,19 @@ def write_markdown(path: Path, meta: dict[str, Any], body: str, *, schema: str |
 
 
 def read_markdown(path: Path) -> tuple[dict[str, Any], str]:
-    """(front matter, body) of an artifact; BadInput if it is missing or unreadable."""
+    """(front matter, body) of an artifact; BadInput if it is missing, too large or unreadable."""
+    if not os.path.lexists(path):
+        raise BadInput(f"missing artifact {path}", code="missing-artifact")
     try:
-        post = libraries.frontmatter().load(str(path))
-    except FileNotFoundError as exc:
-        raise BadInput(f"missing artifact {path}", code="missing-artifact") from exc
+        return bounded.front_matter(bounded.read_text(path, "artifact"))
+    except BadInput as exc:
+        if exc.code in ("input-too-large", "path-too-long"):
+            raise
+        raise BadInput(f"artifact {path} is unreadable: {exc.message}", code="malformed-artifact") from exc
     except Exception as exc:  # YAML errors: the file was edited by hand or truncated
         raise BadInput(
             f"artifact {path} has unreadable front matter: {exc}", code="malformed-artifact"
         ) from exc
-    return dict(post.metadata), post.content
 
 
 # ---------------------------------------------------------------- checking a run's artifacts (validate)

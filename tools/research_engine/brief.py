@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import __version__, libraries, runrecord, trace
+from research_engine import __version__, bounded, libraries, runrecord, trace
+from research_engine.artifacts import dump_yaml
 from research_engine.errors import BadInput, Problem
 from research_engine.schemas import load_schema, validate
 
@@ -80,13 +81,11 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
 
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise BadInput(f"brief file not found: {p}", code="unreadable-brief", field="file") from exc
-    except OSError as exc:
-        raise BadInput(
-            f"cannot read brief {p}: {exc.strerror or exc}", code="unreadable-brief", field="file"
-        ) from exc
+        raw = bounded.read_bytes(p, "brief")
+    except BadInput as exc:
+        if exc.code in ("input-too-large", "path-too-long"):
+            raise
+        raise BadInput(exc.message, code="unreadable-brief", field="file") from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -97,7 +96,9 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     suffix = p.suffix.lower()
     if suffix in (".yaml", ".yml", ".json"):
         try:
-            data = yaml.safe_load(text)
+            data = bounded.load_yaml(text, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
         except yaml.YAMLError as exc:
             raise BadInput(f"brief {p} is not valid YAML: {_yaml_where(exc)}", code="malformed-yaml") from exc
         if not isinstance(data, dict):
@@ -110,15 +111,13 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     stripped = text.lstrip()
     if stripped.startswith("---"):
         try:
-            post = libraries.frontmatter().loads(stripped)
+            data, body = bounded.front_matter(stripped, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
         except yaml.YAMLError as exc:
             raise BadInput(
                 f"brief {p} has malformed YAML front matter: {_yaml_where(exc)}", code="malformed-yaml"
             ) from exc
-        except ValueError as exc:
-            raise BadInput(f"brief {p} has malformed front matter: {exc}", code="malformed-yaml") from exc
-        data = dict(post.metadata)
-        body = post.content.strip()
         if body and "objective" not in data:
             data["objective"] = _request_text(body)
         elif body and "prior_context" not in data:
@@ -126,6 +125,16 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
         return _stringify_keys(data), "front-matter"
 
     return {"objective": _request_text(text)}, "markdown"
+
+
+def _refused_yaml(path: Path, exc: bounded.YamlRefused) -> BadInput:
+    """A brief whose YAML is refused for its shape: a repeated key (named, field-level), an alias bomb, too
+    deep a nesting."""
+    if exc.key is not None:
+        message = f"brief {path}: {exc}; give each field once"
+        problem = Problem("duplicate-key", message, field=exc.key)
+        return BadInput(message, code="duplicate-key", field=exc.key, problems=[problem])
+    return BadInput(f"brief {path} is refused: {exc}", code="refused-yaml")
 
 
 def _stringify_keys(data: dict) -> dict[str, Any]:
@@ -201,7 +210,7 @@ def check_file(path: str | Path) -> BriefReport:
 
 def render_locked(fields: dict[str, Any]) -> str:
     """brief.md: YAML front matter holding every field, then a readable summary."""
-    front = libraries.yaml().safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+    front = dump_yaml(fields)
     defaulted = set(fields.get("locked", {}).get("defaults", []))
     lines = ["---", front.rstrip(), "---", "", "# Research brief", ""]
     lines.append(f"**Objective.** {fields['objective']}")
@@ -270,17 +279,19 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
 def load_locked(run_root: Path) -> dict[str, Any]:
     """The locked brief's fields, from brief.md's front matter."""
     path = Path(run_root) / "brief.md"
+    if not path.is_file():
+        raise BadInput(f"no locked brief at {path}", code="unknown-run")
     try:
-        post = libraries.frontmatter().load(str(path))
-    except FileNotFoundError as exc:
-        raise BadInput(f"no locked brief at {path}", code="unknown-run") from exc
+        meta, _ = bounded.front_matter(bounded.read_text(path, "brief"))
+    except BadInput as exc:
+        raise BadInput(f"locked brief {path} is unreadable: {exc.message}", code="malformed-brief") from exc
     except Exception as exc:  # yaml errors and friends: the file was edited by hand
         raise BadInput(f"locked brief {path} is unreadable: {exc}", code="malformed-brief") from exc
-    if not post.metadata.get("objective"):  # python-frontmatter reads a non-mapping front matter as {}
+    if not meta.get("objective"):  # a front matter that is not a mapping reads as no fields
         raise BadInput(
             f"locked brief {path} has no front matter fields (no objective)", code="malformed-brief"
         )
-    return dict(post.metadata)
+    return meta
 
 
 def budget_of(fields: dict[str, Any]) -> dict[str, int]:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from research_engine import libraries
+from research_engine import bounded, libraries
 from research_engine.errors import BadInput
 from research_engine.terms import fold, words
 
@@ -231,7 +231,7 @@ class Corpus:
             rel = path.relative_to(self.root).as_posix()
             if rel.startswith("_") or "/_" in rel:  # Sphinx build internals (_sources, _static)
                 continue
-            title, text = page_text(path.read_bytes())
+            title, text = page_text(bounded.read_bytes(path, "corpus document"))
             tokens = Counter(tokenize(f"{title} {text}"))
             pages.append(
                 CorpusPage(rel, title or rel, text, tokens, sum(tokens.values()), frozenset(tokenize(title)))
@@ -336,7 +336,11 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
             if target is None:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
-            body = target.read_bytes()
+            try:
+                body = bounded.read_bytes(target, "corpus document")
+            except BadInput:
+                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+                return
             etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             if self.headers.get("If-None-Match") == etag:
                 self._send(304, b"", "text/plain", {"ETag": etag})

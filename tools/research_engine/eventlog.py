@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import bounded
 from research_engine.trace import fsync_dir
 
 CHUNK = 8192  # bytes read at a time when scanning a log from its end
@@ -64,10 +65,9 @@ def _parse(line: bytes) -> dict[str, Any]:
 
 def read(path: Path) -> LogContents:
     """Every complete record of the log at `path` (an empty log when the file does not exist)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists():
         return LogContents()
+    data = bounded.read_bytes(path, "log")
     contents = LogContents()
     body, newline, tail = data.rpartition(b"\n")
     if not newline:  # no complete line at all
@@ -129,7 +129,8 @@ def append(path: Path, records: list[dict[str, Any]]) -> Repair | None:
     data = b"".join(encode(r) for r in records)
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)  # the umask applies, as for artifacts
+    # The umask applies, as for artifacts; O_NOFOLLOW: a log linked elsewhere is never written through.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
     try:
         repair = _cut_torn_tail(fd, path)
         view = memoryview(data)
@@ -151,10 +152,13 @@ def _cut_torn_tail(fd: int, path: Path) -> Repair | None:
     cut = _last_newline(fd, size) + 1
     fragment = os.pread(fd, size - cut, cut)
     kept = path.with_name(path.name + ".torn")
-    with open(kept, "ab") as fh:  # kept apart for people to look at; never read back as records
-        fh.write(fragment + b"\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    # Kept apart for people to look at; never read back as records. O_NOFOLLOW: never through a link.
+    kept_fd = os.open(kept, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    try:
+        os.write(kept_fd, fragment + b"\n")
+        os.fsync(kept_fd)
+    finally:
+        os.close(kept_fd)
     os.ftruncate(fd, cut)
     os.fsync(fd)
     return Repair(offset=cut, removed=size - cut, kept_in=kept)

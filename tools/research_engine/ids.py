@@ -19,7 +19,7 @@ import json
 import re
 from pathlib import Path
 
-from research_engine import eventlog
+from research_engine import bounded, eventlog
 from research_engine.errors import BadInput
 from research_engine.trace import Run, atomic_write_text
 from research_engine.vocabulary import LedgerEvent
@@ -77,9 +77,12 @@ def _load(run: Run) -> dict:
     if not path.exists():
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"identifier state {path} is unreadable: {exc}", code="bad-state") from exc
+        state = bounded.load_json(bounded.read_bytes(path), "identifier state")
+    except BadInput as exc:
+        raise BadInput(f"identifier state {path} is unreadable: {exc.message}", code="bad-state") from exc
+    if not isinstance(state, dict):
+        raise BadInput(f"identifier state {path} is not a JSON object", code="bad-state")
+    return state
 
 
 def _highest_on_disk(run: Run, prefix: str, sq: str | None) -> int:

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import bounded, retrieve, runrecord
 from research_engine import claims as ledger
-from research_engine import retrieve, runrecord
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
 from research_engine.grounding import numbers_in
@@ -332,12 +332,15 @@ def _source_url(run: Run, ref: str) -> str | None:
 
 def read_deliverable(path: str | Path) -> str:
     p = Path(path)
+    if not p.exists():
+        raise BadInput(f"no deliverable at {p}", code="missing-file", field="file")
     try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise BadInput(f"no deliverable at {p}", code="missing-file", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {p}: {exc}", code="unreadable-file", field="file") from exc
+        data = bounded.read_bytes(p, "deliverable")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"cannot read {p}: it is not UTF-8 text", code="unreadable-file", field="file"
+        ) from exc
 
 
 def check(run: Run, path: str | Path) -> CheckReport:

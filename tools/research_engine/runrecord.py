@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from research_engine import __version__
+from research_engine import __version__, bounded
 from research_engine.errors import BadInput
 from research_engine.redaction import redact_url
 from research_engine.trace import Run, atomic_write_text, iso
@@ -58,12 +58,12 @@ def create(
 
 def read(run: Run) -> dict[str, Any]:
     path = run.path("run")
+    if not path.exists():
+        raise BadInput(f"no run.json in {run.root}", code="unknown-run")
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise BadInput(f"no run.json in {run.root}", code="unknown-run") from exc
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json") from exc
+        record = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(exc.message, code="malformed-run-json") from exc
     if not isinstance(record, dict):
         raise BadInput(f"{path} is not a JSON object", code="malformed-run-json")
     return record

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from research_engine import libraries
+from research_engine import bounded, libraries
 from research_engine.errors import BadInput, RunBusy
 
 SLUG_MAX = 48
@@ -455,14 +455,14 @@ def _check_run_record(path: Path) -> None:
     """A run.json that is there must be a JSON object: a torn or hand-mangled record stops every command
     (a command that went on would write new artifacts into a run nothing can read any more)."""
 
-    try:
-        record = json.loads(path.read_bytes())
-    except FileNotFoundError:
+    if not path.exists():
         return
-    except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror or exc}", code="malformed-run-json") from exc
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json", field="run") from exc
+    try:
+        record = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        if exc.code in ("input-too-large", "path-too-long"):
+            raise
+        raise BadInput(exc.message, code="malformed-run-json", field="run") from exc
     if not isinstance(record, dict):
         raise BadInput(f"{path} is not a JSON object", code="malformed-run-json", field="run")
 

@@ -9,21 +9,19 @@ progress is valid); present ones must conform.
 Two checkers here look across artifacts for what only a second writer or a hand
 edit leaves behind: `check_tree` (symbolic links inside the run, paths that
 resolve outside it) and `check_duplicates` (two sources of one sub-question with
-one canonical key, two active claims citing the same quote of the same source,
+one canonical key, two active claims stating the same text on the same quote of the same source,
 ids out of sequence or beyond their counters).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 from typing import Any
 
-from research_engine import claims, critic, decompose, ids, libraries, runstate, selection, trace
+from research_engine import bounded, claims, critic, decompose, ids, runstate, selection, trace
 from research_engine.artifacts import ValidationReport, load_checked, read_counted, read_markdown
 from research_engine.brief import RECOMMENDED, REQUIRED, digest_text
-from research_engine.errors import ResearchEngineError
+from research_engine.errors import BadInput, ResearchEngineError
 from research_engine.grounding import normalize
 from research_engine.schemas import validate
 from research_engine.trace import Run
@@ -66,9 +64,12 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
         report.add(brief_path, "brief.md is missing", "missing-artifact")
     else:
         report.checked_files += 1
-        brief_text = brief_path.read_text(encoding="utf-8", errors="replace")
         try:
-            meta = dict(libraries.frontmatter().loads(brief_text).metadata)
+            brief_text = bounded.read_bytes(brief_path, "brief").decode("utf-8", errors="replace")
+            meta = bounded.front_matter(brief_text)[0]
+        except BadInput as exc:
+            report.add(brief_path, exc.message, exc.code)
+            meta = None
         except Exception as exc:
             report.add(brief_path, f"front matter is unreadable: {exc}", "malformed-artifact")
             meta = None
@@ -84,9 +85,9 @@ def check_brief_and_run(run: Run, report: ValidationReport) -> None:
         return
     report.checked_files += 1
     try:
-        record = json.loads(run_path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        report.add(run_path, f"not valid JSON: {exc}", "malformed-artifact")
+        record = bounded.load_json(bounded.read_bytes(run_path), "run.json")
+    except BadInput as exc:
+        report.add(run_path, exc.message, "malformed-artifact")
         return
     report.extend(validate(record, "run"), run_path)
     if isinstance(record, dict):
@@ -113,9 +114,9 @@ def check_sources(run: Run, report: ValidationReport) -> None:
 
     listed: set[str | None] = set()  # an entry without an id still makes the list non-empty
     try:
-        record = json.loads(run.path("run").read_text(encoding="utf-8"))
+        record = bounded.load_json(bounded.read_bytes(run.path("run")), "run.json")
         listed = {s.get("id") for s in record.get("sources", []) if isinstance(s, dict)}
-    except (OSError, ValueError, AttributeError):
+    except (BadInput, AttributeError):
         pass  # run.json problems are reported by check_brief_and_run
     for path in sorted((run.root / "retrieve").glob("*/*.md")):
         meta = load_checked(run, report, path, "source")
@@ -127,7 +128,7 @@ def check_sources(run: Run, report: ValidationReport) -> None:
         snapshot = run.root / meta["snapshot"]
         if not snapshot.is_file():
             report.add(path, f"snapshot {meta['snapshot']} is missing", "cross-reference", "snapshot")
-        elif hashlib.sha256(snapshot.read_bytes()).hexdigest() != meta["sha256"]:
+        elif _digest(snapshot) != meta["sha256"]:
             report.add(
                 path,
                 f"snapshot {meta['snapshot']} no longer has digest {meta['sha256']}",
@@ -136,6 +137,13 @@ def check_sources(run: Run, report: ValidationReport) -> None:
             )
         if listed and meta["id"] not in listed:
             report.add(path, f"{meta['id']} is not listed in run.json sources", "cross-reference", "id")
+
+
+def _digest(path: Any) -> str | None:
+    try:
+        return bounded.file_sha256(path)
+    except BadInput:
+        return None  # too large or unreadable: it cannot be the snapshot it claims to be
 
 
 def check_tree(run: Run, report: ValidationReport) -> None:
@@ -178,8 +186,9 @@ def _duplicate_sources(run: Run, report: ValidationReport, counters: dict[str, A
         if counters and ids.parse_id(src)[1] > counter:
             report.add(path, f"{ref} is beyond the SRC counter of {sq} ({counter})", "id-sequence")
     try:
-        listed = [s.get("id") for s in json.loads(run.path("run").read_text("utf-8")).get("sources", [])]
-    except (OSError, ValueError, AttributeError):
+        record = bounded.load_json(bounded.read_bytes(run.path("run")), "run.json")
+        listed = [s.get("id") for s in record.get("sources", [])]
+    except (BadInput, AttributeError):
         return
     seen: set[Any] = set()
     for ref in listed:
@@ -202,21 +211,23 @@ def _duplicate_claims(run: Run, report: ValidationReport) -> None:
         ledger = claims.load(run)
     except ResearchEngineError:
         return  # reported by check_claims
-    cited: dict[tuple[str, str], str] = {}
+    # Two claims may rest on one sentence (it can state two facts); the same claim twice may not.
+    cited: dict[tuple[str, str, str], str] = {}
     for claim in ledger["claims"]:
         if claim.get("status") != "active":
             continue
+        text = normalize(claim["text"])
         for ev in claim.get("evidence") or []:
-            pair = (ev["source"], normalize(ev["quote"]))
-            if pair in cited and cited[pair] != claim["id"]:
+            key = (text, ev["source"], normalize(ev["quote"]))
+            if key in cited and cited[key] != claim["id"]:
                 report.add(
                     run.path("claims_log"),
-                    f"{claim['id']} cites the same quote of {ev['source']} as {cited[pair]}: one quote of a "
-                    "source carries one claim",
+                    f"{claim['id']} is {cited[key]} again: the same claim on one quote of {ev['source']}",
                     "duplicate-claim",
                     claim["id"],
                 )
-            cited.setdefault(pair, claim["id"])
+                break
+            cited.setdefault(key, claim["id"])
 
 
 def _in_order(values: list[str]) -> list[str]:

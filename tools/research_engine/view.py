@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_engine import brief, claims, critic, decompose, retrieve, runrecord, selection
+from research_engine import bounded, brief, claims, critic, decompose, retrieve, runrecord, selection
 from research_engine.errors import BadInput
 from research_engine.grounding import find_quote
 from research_engine.runstate import latest_verdicts, load_loop_log
@@ -113,7 +113,7 @@ def gather(run: Run) -> dict[str, Any]:
         },
         "cycles": _safe(loop_cycles, []),
         "sources": sources,
-        "result": result_path.read_text(encoding="utf-8") if result_path.is_file() else None,
+        "result": _safe(lambda: bounded.read_text(result_path), None) if result_path.is_file() else None,
     }
 
 

@@ -54,16 +54,21 @@ def test_recording_the_same_work_twice_in_a_sub_question_is_refused(run):
     assert validate.validate_run(run).ok
 
 
-def test_two_claims_on_one_quote_of_one_source_are_a_duplicate(run):
+def test_the_same_claim_twice_on_one_quote_is_a_duplicate(run):
     # What two resumes consolidating the same sources leave: a second add of the same claim, a new id.
-    claims.add_claim(run, "SQ-01", "The survey counted 42 respondents.", ["SQ-01/SRC-01"], [QUOTE], "medium")
+    claims.add_claim(run, "SQ-01", "The survey  counted 42 respondents.", ["SQ-01/SRC-01"], [QUOTE], "medium")
     problems = validate.validate_run(run).problems
     assert [p.field for p in problems if p.code == "duplicate-claim"] == ["CLM-02"]
 
 
+def test_two_different_claims_may_rest_on_one_sentence(run):
+    claims.add_claim(run, "SQ-01", "The survey used a sample.", ["SQ-01/SRC-01"], [QUOTE], "low")
+    assert validate.validate_run(run).ok
+
+
 def test_a_retired_claim_does_not_count_as_a_duplicate(run):
-    claims.retire(run, "CLM-01", "reworded")
-    claims.add_claim(run, "SQ-01", "Forty-two people were counted.", ["SQ-01/SRC-01"], [QUOTE], "medium")
+    claims.retire(run, "CLM-01", "added again after a correction")
+    claims.add_claim(run, "SQ-01", "The survey counted 42 respondents.", ["SQ-01/SRC-01"], [QUOTE], "medium")
     assert validate.validate_run(run).ok
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_engine import decompose, grounding, ids
+from research_engine import bounded, decompose, grounding, ids
 from research_engine.artifacts import ValidationReport
 from research_engine.claims import draft, log
 from research_engine.claims.gate import source_keys, source_text
@@ -154,7 +154,12 @@ def _check_draft(run: Run, report: ValidationReport, records: list[dict[str, Any
         )
         return
     expected = draft.render(log.fold(records[:count]), draft.questions(run), records=count)
-    if path.read_text(encoding="utf-8") != expected:
+    try:
+        shown_text = bounded.read_text(path)
+    except BadInput as exc:
+        report.add(path, exc.message, "malformed-artifact")
+        return
+    if shown_text != expected:
         report.add(
             path,
             f"the draft is not the rendering of the first {count} records of claims.jsonl "

@@ -29,13 +29,11 @@ def extract(
     """Extract the main text of a page: the text by default, the document with passages in --json."""
 
     def body() -> Result:
+        from research_engine import bounded
         from research_engine.errors import BadInput
         from research_engine.extract import extract_document
 
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise BadInput(f"cannot read {file}: {exc.strerror or exc}", code="unreadable-file") from exc
+        data = bounded.read_bytes(file, "page")
         if not data.strip():
             raise BadInput(f"{file} is empty: there is nothing to extract", code="empty-file")
         if content_type is None and _looks_binary(data):  # a file name is only a hint; the bytes decide

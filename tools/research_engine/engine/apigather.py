@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from research_engine import bounded
 from research_engine.errors import BadInput
 from research_engine.selection import FIT
 from research_engine.settings import Settings
@@ -143,10 +144,10 @@ def load_countries(client: Any, *, use_cache: bool, settings: Settings) -> list[
     path = _cache_file("countries.json", settings)
     if use_cache and path.is_file():
         try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
+            cached = bounded.load_json(bounded.read_bytes(path), "country cache")
             if time.time() - float(cached.get("fetched_epoch", 0)) < worldbank.CATALOGUE_TTL_SECONDS:
                 return list(cached["countries"])
-        except (OSError, ValueError, KeyError):
+        except (BadInput, OSError, ValueError, KeyError, AttributeError, TypeError):
             pass  # a damaged cache is simply refetched
     _, _, rows = worldbank.fetch_pages(
         "/country",

@@ -65,6 +65,7 @@ from typing import Any
 
 import httpx
 
+from research_engine import bounded
 from research_engine.errors import BadInput
 from research_engine.net.guard import default_resolver
 from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url
@@ -330,12 +331,9 @@ class Replayer:
         if digest is None:
             return b""
         path = self.directory / BODIES / digest
-        try:
-            return path.read_bytes()
-        except FileNotFoundError as exc:
-            raise BadInput(
-                f"cassette body {digest} is missing from {self.directory}", code="broken-cassette"
-            ) from exc
+        if not path.is_file():
+            raise BadInput(f"cassette body {digest} is missing from {self.directory}", code="broken-cassette")
+        return bounded.read_bytes(path, "snapshot")
 
     def unused(self) -> list[str]:
         """Keys recorded but never asked for (a replayed run that diverged asks for fewer)."""
@@ -397,9 +395,11 @@ def _empty_index() -> dict[str, Any]:
 def _read_index(directory: Path) -> dict[str, Any]:
     path = directory / INDEX
     try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="broken-cassette") from exc
+        index = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(
+            f"{path} is not a readable cassette index: {exc.message}", code="broken-cassette"
+        ) from exc
     if not isinstance(index, dict) or not isinstance(index.get("exchanges"), list):
         raise BadInput(f"{path} is not a cassette index", code="broken-cassette")
     index.setdefault("hosts", {})

@@ -10,16 +10,14 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 import yaml
 
-from research_engine import brief, trace
+from research_engine import bounded, brief, trace
 from research_engine.errors import BadInput, NotConfigured
 from research_engine.settings import Settings
 from research_engine.sources import search
@@ -81,9 +79,11 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
             field="replay",
         )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="bad-cassette", field="replay") from exc
+        return dict(bounded.load_json(bounded.read_bytes(path), str(path)))
+    except (BadInput, TypeError, ValueError) as exc:
+        raise BadInput(
+            f"{path} is not a valid engine configuration: {exc}", code="bad-cassette", field="replay"
+        ) from exc
 
 
 def provider_prefixes(settings: Settings) -> tuple[str, ...]:
@@ -101,11 +101,14 @@ def provider_prefixes(settings: Settings) -> tuple[str, ...]:
 def brief_for_lock(path: Path, scratch: Path) -> Path:
     """A brief file to lock. A locked brief.md (front matter with `locked`) is re-run with its fields only."""
 
-    text = path.read_text(encoding="utf-8-sig") if path.is_file() else ""
+    try:
+        text = bounded.read_text(path, "brief") if path.is_file() else ""
+    except BadInput:
+        return path  # brief.lock reports it
     if not text.lstrip().startswith("---"):
         return path
     try:
-        meta: dict[str, Any] = dict(frontmatter.loads(text.lstrip()).metadata)
+        meta: dict[str, Any] = bounded.front_matter(text.lstrip())[0]
     except Exception:  # not ours to judge here; brief.lock reports malformed front matter
         return path
     if "locked" not in meta:

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from research_engine.errors import ResearchEngineError
-from research_engine.grounding import normalize
 
 
 def safe_key(canonical_key: Callable[[str], str], url: str) -> str:
@@ -36,18 +35,6 @@ def already_claimed(ledger: list[dict[str, Any]], sq: str, text: str, refs: list
         if set(refs) == cited:
             return True  # re-adding a refused claim on the same evidence would only be refused again
     return False
-
-
-def quote_taken(ledger: list[dict[str, Any]], evidence: list[tuple[str, str]]) -> bool:
-    """A draft citing a quote of a source that an active claim already cites (`validate` reports two
-    claims on one quote of one source as a duplicate)."""
-    taken = {
-        (e["source"], normalize(e["quote"]))
-        for claim in ledger
-        if claim["status"] == "active"
-        for e in claim.get("evidence") or []
-    }
-    return any((str(ref), normalize(str(quote))) in taken for ref, quote in evidence)
 
 
 def label_partial(text: str, why: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from research_engine import bounded
 from research_engine.errors import BadInput
 from research_engine.trace import Run, atomic_write_text
 
@@ -23,9 +24,11 @@ class Journal:
         self.path = run.path("state", name=JOURNAL_NAME)
         if self.path.is_file():
             try:
-                self.data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
-            except ValueError as exc:
-                raise BadInput(f"{self.path} is not valid JSON: {exc}", code="malformed-journal") from exc
+                self.data: dict[str, Any] = bounded.load_json(bounded.read_bytes(self.path), "the journal")
+            except BadInput as exc:
+                raise BadInput(f"{self.path} is unreadable: {exc.message}", code="malformed-journal") from exc
+            if not isinstance(self.data, dict) or not isinstance(self.data.get("steps"), dict):
+                raise BadInput(f"{self.path} is not an engine journal", code="malformed-journal")
         else:
             self.data = {
                 "schema_version": 1,

@@ -12,7 +12,7 @@ from typing import Any
 from research_engine import claims, decompose, retrieve, selection
 from research_engine.artifacts import read_markdown
 from research_engine.engine.apigather import parse_series_url
-from research_engine.engine.helpers import already_claimed, query_of, quote_taken, safe_key
+from research_engine.engine.helpers import already_claimed, query_of, safe_key
 from research_engine.engine.models import SELECTION_HINTS, SourceText
 from research_engine.engine.state import EngineState
 from research_engine.errors import BadInput, BudgetSpent, CheckFailed, ResearchEngineError
@@ -200,7 +200,7 @@ class ResearchStages(EngineState):
             text = " ".join(str(draft.text or "").split())
             refs = [str(ref) for ref, _ in draft.evidence]
             quotes = [str(quote) for _, quote in draft.evidence]
-            if not text or already_claimed(ledger, sq, text, refs) or quote_taken(ledger, draft.evidence):
+            if not text or already_claimed(ledger, sq, text, refs):
                 continue
             confidence = draft.confidence if draft.confidence in tuple(Confidence) else "medium"
             try:

@@ -21,6 +21,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from research_engine import bounded
+from research_engine.errors import BadInput
 from research_engine.settings import default_cache_root
 from research_engine.trace import atomic_write_bytes, atomic_write_text
 
@@ -58,11 +60,13 @@ class RevalidationCache:
     def lookup(self, url: str) -> tuple[CacheEntry, bytes] | None:
         """The stored entry and body for `url`; None when absent or damaged (a damaged entry is a miss)."""
         path = self._entry_path(url)
+        if not path.is_file():
+            return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = bounded.load_json(bounded.read_bytes(path), "cache entry")
             entry = CacheEntry(**data)
-            body = (self.bodies / entry.body_sha256).read_bytes()
-        except (OSError, ValueError, TypeError):
+            body = bounded.read_bytes(self.bodies / entry.body_sha256, "snapshot")
+        except (BadInput, OSError, ValueError, TypeError):
             return None
         if entry.url != url or hashlib.sha256(body).hexdigest() != entry.body_sha256:
             return None

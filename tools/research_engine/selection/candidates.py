@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from research_engine import runrecord, schemas
+from research_engine import bounded, runrecord, schemas
 from research_engine.errors import BadInput
 from research_engine.retrieve.store import store_snapshot
 from research_engine.sources.candidate import Candidate
@@ -130,9 +130,12 @@ def read_candidates_file(run: Run, sq: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-artifact") from exc
+        document = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(exc.message, code="malformed-artifact") from exc
+    if not isinstance(document, dict):
+        raise BadInput(f"{path} is not a candidates file (a JSON object)", code="malformed-artifact")
+    return document
 
 
 def load_candidates(run: Run, sq: str) -> list[Candidate]:
@@ -146,9 +149,9 @@ def check_candidates(run: Run, report: Any) -> None:
     for path in sorted((run.root / "select").glob("SQ-*.candidates.json")):
         report.checked_files += 1
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            report.add(path, f"not valid JSON: {exc}", "malformed-artifact")
+            document = bounded.load_json(bounded.read_bytes(path), "the candidates file")
+        except BadInput as exc:
+            report.add(path, exc.message, "malformed-artifact")
             continue
         report.extend(schemas.validate(document, "candidate-log"), path)
         if not isinstance(document, dict):

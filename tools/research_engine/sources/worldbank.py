@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from research_engine import bounded
 from research_engine.errors import BadInput, ResearchEngineError, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient
 from research_engine.settings import Settings
@@ -401,11 +402,11 @@ def load_catalogue(
     path = catalogue_path(settings)
     if not refresh and path.is_file():
         try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
+            cached = bounded.load_json(bounded.read_bytes(path), "indicator catalogue cache")
             if time.time() - float(cached.get("fetched_epoch", 0)) < CATALOGUE_TTL_SECONDS:
                 cached["from_cache"] = True
-                return cached
-        except (OSError, ValueError):
+                return dict(cached)
+        except (BadInput, OSError, ValueError, AttributeError, TypeError):
             pass  # a damaged cache is simply refetched
     with open_client(client, settings) as http:
         pages, meta, rows = fetch_pages(

@@ -15,8 +15,8 @@ import contextlib
 import re
 from typing import Any
 
+from research_engine import bounded, ids, runrecord
 from research_engine import claims as ledger
-from research_engine import ids, runrecord
 from research_engine.artifacts import ValidationReport, load_checked, read_markdown, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.trace import Run, atomic_write_text, iso
@@ -91,7 +91,7 @@ def close(run: Run) -> dict[str, Any]:
                 )
             if old_cycle < cycle:
                 archive = run.path("contestation_archive", cycle=old_cycle)
-                atomic_write_text(archive, current_path.read_text(encoding="utf-8"))
+                atomic_write_text(archive, bounded.read_text(current_path))
                 archived = run.relative(archive)
         challenges = sorted(sheet["challenges"], key=lambda c: ids.sort_key(c["claim"]))
         summary = summarize(challenges)
