@@ -244,9 +244,8 @@ class LockedBrief:
     digest: str
 
 
-def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
-    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
-
+def checked(path: str | Path, output_path: str | None = None) -> BriefReport:
+    """The brief as `lock` would lock it (`output_path` overriding its own); BadInput when it is not valid."""
     report = check_file(path)
     if output_path:
         report.fields["output_path"] = str(output_path)
@@ -258,6 +257,13 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
             problems=report.problems,
             data={"questions": report.questions},
         )
+    return report
+
+
+def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
+    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
+
+    report = checked(path, output_path)
     fields = report.fields
     fields["locked"] = {
         "at": trace.iso(),

@@ -123,6 +123,13 @@ def brief_for_lock(path: Path, scratch: Path) -> Path:
     return target
 
 
+def check_brief(brief_path: str | Path, options: EngineOptions) -> None:
+    """The brief `lock_brief` would lock, checked without locking it (BadInput when it is not valid): an
+    input error is reported before any question about the machine's configuration."""
+    with tempfile.TemporaryDirectory(prefix="re-brief-") as scratch:
+        brief.checked(brief_for_lock(Path(brief_path), Path(scratch)), options.output_path)
+
+
 def lock_brief(brief_path: str | Path, options: EngineOptions) -> Run:
     with tempfile.TemporaryDirectory(prefix="re-brief-") as scratch:
         source = brief_for_lock(Path(brief_path), Path(scratch))

@@ -70,6 +70,7 @@ from research_engine.engine.config import (
     ENGINE_CONFIG,
     EngineOptions,
     Outcome,
+    check_brief,
     check_search_configured,
     lock_brief,
     provider_prefixes,
@@ -341,6 +342,7 @@ def start(
     else:
         legacy = False
         options.sources = parse_sources(options.sources)
+    check_brief(brief_path, options)  # an input error first, then the machine's configuration
     check_search_configured(options, settings)
     if model is None and options.model.split(":", 1)[0] == "openai":
         # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
