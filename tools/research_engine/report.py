@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, retrieve, runrecord
+from research_engine import bounded, escaping, retrieve, runrecord
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
@@ -389,7 +389,9 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         )
     record = runrecord.read(run)
     repro = reproducibility(run, report.cited)
-    body = _strip_front_matter(text).split(GENERATED_MARK)[0].rstrip()
+    # Raw HTML and links that are not web links become text: a model or an agent may have copied a page's
+    # title or a link into the deliverable, and Markdown viewers render both (docs/conventions.md).
+    body = escaping.document(_strip_front_matter(text).split(GENERATED_MARK)[0].rstrip())
     generated = _generated_sections(run, report, record, repro)
     meta = {
         "schema_version": 1,
@@ -453,10 +455,10 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         lines += ["## References", ""]
         for ref in carrying:
             meta, _ = retrieve.load_source(run, ref)
-            title = meta.get("title") or "(untitled)"
-            url = meta.get("final_url") or meta.get("requested_url")
+            title = escaping.text(meta.get("title") or "(untitled)")
+            url = escaping.link(meta.get("final_url") or meta.get("requested_url"))
             lines.append(
-                f"- **{ref}** {title}. <{url}> (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
+                f"- **{ref}** {title}. {url} (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
             )
         lines.append("")
 
@@ -465,7 +467,7 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
     for clm in cited:
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
-            f"- **{clm}** ({claims[clm]['sub_question']}): {claims[clm]['text']} "
+            f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
             f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
         )
         (well if verdict == "supported" else caution).append(entry)
@@ -477,19 +479,19 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         for clm in refused:
             c = claims.get(clm, {})
             state = "retired" if c.get("status") == "retired" else "active"
-            lines.append(f"- {clm} ({state}): {c.get('text', '(unknown)')}")
+            lines.append(f"- {clm} ({state}): {escaping.text(c.get('text', '(unknown)'))}")
         lines.append("")
 
     lines += ["## Reproducibility", ""]
     lines.append(
         f"Label: **{repro['label']}**"
-        + (f" ({'; '.join(repro['reasons'])})" if repro["reasons"] else "")
+        + (f" ({escaping.text('; '.join(repro['reasons']))})" if repro["reasons"] else "")
         + f". Run {record['run_id']}, tool {record.get('tool_version')}, stop reason "
         f"{record.get('stop_reason')}, {record.get('cycles')} cycle(s)."
     )
     model = record.get("model")
     lines.append(
-        f"Model: {model.get('name') or model}"
+        f"Model: {escaping.text(model.get('name') or model)}"
         if isinstance(model, dict)
         else "Model: none (claims and verdicts supplied by the agent through the toolkit)"
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from research_engine import decompose, eventlog
+from research_engine import decompose, escaping, eventlog
 from research_engine.artifacts import read_markdown
 from research_engine.claims import log
 from research_engine.errors import BadInput, CheckFailed
@@ -57,7 +57,7 @@ def render(ledger: dict[str, Any], questions: dict[str, str] | None = None, *, r
     if not active:
         lines += ["(no active claims)", ""]
     for sq in sorted(by_sq, key=sort_key):
-        title = f": {questions[sq]}" if sq in questions else ""
+        title = f": {escaping.text(questions[sq])}" if sq in questions else ""
         lines += [f"## {sq}{title}", ""]
         for claim in sorted(by_sq[sq], key=lambda c: sort_key(c["id"])):
             lines += _claim_lines(claim)
@@ -80,12 +80,14 @@ def _count(n: int, noun: str) -> str:
 
 
 def _claim_lines(claim: dict[str, Any]) -> list[str]:
-    status = f"; retired: {claim['retired_why']}" if claim["status"] == ClaimStatus.RETIRED else ""
+    status = (
+        f"; retired: {escaping.text(claim['retired_why'])}" if claim["status"] == ClaimStatus.RETIRED else ""
+    )
     head = f"{claim['confidence']} confidence, cycle {claim['cycle']}{status}"
-    out = [f"- **{claim['id']}** ({head}) {claim['text']}"]
+    out = [f"- **{claim['id']}** ({head}) {escaping.text(claim['text'])}"]
     for ev in claim["evidence"]:
         where = f" [{ev['passage']}]" if ev.get("passage") else ""
-        out.append(f"  - {ev['source']}{where}: \u201c{ev['quote']}\u201d")
+        out.append(f"  - {ev['source']}{where}: \u201c{escaping.text(ev['quote'])}\u201d")
     out.append("")
     return out
 

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from research_engine import ids, runrecord
+from research_engine import escaping, ids, runrecord
 from research_engine.artifacts import read_markdown, write_markdown
 from research_engine.documents import Document, Passage
 from research_engine.errors import BadInput, CheckFailed
@@ -105,12 +105,12 @@ def record(run: Run, sq: str, doc: Document, *, query: str | None = None) -> str
         src = ids.next_id(run, "src", sq=sq)
         ref = f"{sq}/{src}"
         meta = source_meta(run, ref, sq, doc, query=query, digest=digest)
-        title = doc.title or doc.final_url or doc.requested_url
+        title = escaping.text(doc.title or doc.final_url or doc.requested_url)
         body = "\n".join(
             [
                 f"# {ref}: {title}",
                 "",
-                f"- URL: {doc.final_url or doc.requested_url}",
+                f"- URL: {escaping.text(doc.final_url or doc.requested_url)}",
                 f"- Retrieved: {doc.retrieved_at} (HTTP {doc.status}, {doc.content_type or 'unknown type'})",
                 f"- sha256: `{digest}`",
                 "",

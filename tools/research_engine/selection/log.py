@@ -12,7 +12,7 @@ import re
 from datetime import date
 from typing import Any
 
-from research_engine import brief, decompose, runrecord
+from research_engine import brief, decompose, escaping, runrecord
 from research_engine.artifacts import load_checked, read_markdown, write_markdown
 from research_engine.errors import BadInput
 from research_engine.runstate import current_cycle
@@ -189,7 +189,12 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
 
 
 def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
-    lines = [f"# Selection for {meta['sub_question']} ({meta['claim_type']})", "", question["text"], ""]
+    lines = [
+        f"# Selection for {meta['sub_question']} ({meta['claim_type']})",
+        "",
+        escaping.text(question["text"]),
+        "",
+    ]
     for rnd in meta["rounds"]:
         lines += [
             f"## Round {rnd['round']} (cycle {rnd['cycle']}, {rnd['logged_at']})",
@@ -203,15 +208,16 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
         for c in rnd["candidates"]:
             s = c["scores"]
             label = (c["title"] or c["url"]).replace("|", "/")[:70]
+            shown = escaping.link(c["url"], label).replace("|", "%7C")  # a pipe would end the table cell
             lines.append(
                 f"| {c['n']} | {c['verdict']} | {s['total']:.2f} | {s['fit']:.2f} | "
                 f"{s['verifiability']:.2f} | {s['access']:.2f} | {s['freshness']:.2f} | "
-                f"{s['primary']:.2f} | {s['diversity']:.2f} | [{label}]({c['url']}) |"
+                f"{s['primary']:.2f} | {s['diversity']:.2f} | {shown} |"
             )
         lines += ["", "Why:", ""]
         for c in rnd["candidates"]:
-            agent = f" Agent: {c['reason']}" if c.get("reason") else ""
-            lines.append(f"- {c['n']}. **{c['verdict']}**: {c['why']}.{agent}")
+            agent = f" Agent: {escaping.text(c['reason'])}" if c.get("reason") else ""
+            lines.append(f"- {c['n']}. **{c['verdict']}**: {escaping.text(c['why'])}.{agent}")
         lines.append("")
     lines.append("Written by `research-engine select log`; do not edit by hand.")
     return "\n".join(lines)
