@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,8 +261,17 @@ def checked(path: str | Path, output_path: str | None = None) -> BriefReport:
     return report
 
 
-def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
-    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
+def lock(
+    path: str | Path,
+    output_path: str | None = None,
+    *,
+    allow_private: bool = False,
+    allow_hosts: Sequence[str] = (),
+) -> LockedBrief:
+    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json (with the
+    run's private-address opt-ins: `allow_private`, and `allow_hosts`, entries the caller normalized with
+    `net.policy.allow_host_entries`)."""
+    hosts = list(allow_hosts)
 
     report = checked(path, output_path)
     fields = report.fields
@@ -277,7 +287,12 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
     with run.lock():
         run.write_text("brief", text)
         runrecord.create(
-            run, fields, digest_text(text), budgets=budget_of(fields), allow_private=allow_private
+            run,
+            fields,
+            digest_text(text),
+            budgets=budget_of(fields),
+            allow_private=allow_private,
+            allow_hosts=hosts,
         )
     return LockedBrief(run_root=run.root, run_id=run.run_id, fields=fields, digest=digest_text(text))
 

@@ -26,6 +26,7 @@ def create(
     *,
     budgets: dict[str, int],
     allow_private: bool = False,
+    allow_hosts: Sequence[str] = (),
 ) -> dict:
     """The first run.json of a run locked from `brief_fields` (`budgets`: the brief's, defaults filled in)."""
     now = iso()
@@ -42,6 +43,7 @@ def create(
         "cycles": 0,
         "stop_reason": None,
         "allow_private": allow_private,
+        "allow_hosts": list(allow_hosts),
         "model": None,
         "sources": [],
         "reproducibility": {"label": "pending", "reasons": []},
@@ -88,6 +90,22 @@ def add_event(run: Run, kind: str, **details: Any) -> None:
 
     def change(record: dict[str, Any]) -> None:
         record.setdefault("events", []).append({"at": iso(), "kind": kind, **details})
+
+    update(run, change)
+
+
+def note_allowed_hosts(run: Run, hosts: Sequence[str], **context: Any) -> None:
+    """Add `hosts` (`--allow-host` entries) to run.json's `allow_hosts`, with an `allow-host` event naming
+    the ones that are new and `context` (the command)."""
+
+    def change(record: dict[str, Any]) -> None:
+        known = list(record.get("allow_hosts") or [])
+        new = [h for h in hosts if h not in known]
+        if new:
+            record["allow_hosts"] = known + new
+            record.setdefault("events", []).append(
+                {"at": iso(), "kind": "allow-host", "hosts": new, **context}
+            )
 
     update(run, change)
 

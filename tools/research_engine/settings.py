@@ -56,6 +56,7 @@ VARIABLES: dict[str, str] = {
     "RESEARCH_ENGINE_MODEL": "model",
     "RESEARCH_ENGINE_MODEL_API_KEY": "model_api_key",
     "RESEARCH_ENGINE_ALLOW_PRIVATE": "allow_private",
+    "RESEARCH_ENGINE_ALLOW_HOSTS": "allow_hosts",
     "RESEARCH_ENGINE_CACHE_DIR": "cache_dir",
     **{var: f"base_urls.{name}" for name, var in BASE_URL_VARS.items()},
 }
@@ -92,6 +93,8 @@ class Settings:
     model_api_key: str | None = field(default=None, repr=False)
     base_urls: dict[str, str] = field(default_factory=dict)  # overrides of DEFAULT_BASE_URLS
     allow_private: bool = False
+    # Hosts (HOST or HOST:PORT) allowed despite a private address; net.guard.parse_allow_host checks them.
+    allow_hosts: tuple[str, ...] = ()
     cache_dir: Path | None = None  # None: ~/.cache/research-engine
     secret_values: tuple[str, ...] = field(default=(), repr=False)
 
@@ -120,6 +123,9 @@ class Settings:
                 name: value for name, var in BASE_URL_VARS.items() if (value := _text(env, var)) is not None
             },
             allow_private=_text(env, "RESEARCH_ENGINE_ALLOW_PRIVATE") == "1",
+            allow_hosts=tuple(
+                h.strip() for h in (_text(env, "RESEARCH_ENGINE_ALLOW_HOSTS") or "").split(",") if h.strip()
+            ),
             cache_dir=Path(cache).expanduser() if cache else None,
             # Longest first, so no secret is scrubbed half by a shorter one it contains.
             secret_values=tuple(sorted(secrets, key=len, reverse=True)),
@@ -150,7 +156,7 @@ class Settings:
         replay or a resume configures itself the same way. Keyed backends are named, never their keys."""
         env: dict[str, str] = {}
         for var, name in VARIABLES.items():
-            if name in SECRET_FIELDS or name in ("cache_dir", "allow_private"):
+            if name in SECRET_FIELDS or name in ("cache_dir", "allow_private", "allow_hosts"):
                 continue
             value = self._value(name)
             if value in (None, False, ""):
@@ -181,7 +187,11 @@ class Settings:
             return cls.from_env(environ)
         filled = cls.from_env(environ)
         changes: dict[str, Any] = {}
-        for name in {n for n in VARIABLES.values() if not n.startswith("base_urls.")} - set(SECRET_FIELDS):
+        for name in (
+            {n for n in VARIABLES.values() if not n.startswith("base_urls.")}
+            - set(SECRET_FIELDS)
+            - {"allow_hosts"}
+        ):
             if getattr(underneath, name) in (None, False) and getattr(filled, name) not in (None, False):
                 changes[name] = getattr(filled, name)
         base_urls = {**filled.base_urls, **underneath.base_urls}

@@ -32,6 +32,15 @@ ENVELOPE_VERSION = 1
 log = logging.getLogger("research_engine")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout instead of text.")]
+AllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-host",
+        metavar="HOST[:PORT]",
+        help="Allow this host although it has a loopback/private address (a local SearXNG or corpus); "
+        "repeatable; every other private address stays refused. Recorded in run.json with --run.",
+    ),
+]
 RunOpt = Annotated[str, typer.Option("--run", help="The run directory (as printed by `brief lock`).")]
 
 
@@ -192,6 +201,22 @@ def record_target(run_path: str | None, sq: str | None) -> Run | None:
     if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"--sq {sq!r} is not a sub-question id (SQ-01)", code="bad-id", field="sq")
     return open_run(run_path)
+
+
+def fetch_policy_for(
+    config: Settings, run: Run | None, allow_host: list[str] | None, command: str, **options: Any
+) -> Any:
+    """`net.fetch_policy` with the command's `--allow-host` entries; with a run, the entries are recorded
+    in its run.json (`allow_hosts`), so later commands on the run (the verifier's re-fetch) reach them."""
+    from research_engine.net import fetch_policy
+    from research_engine.net.policy import allow_host_entries
+    from research_engine.runrecord import note_allowed_hosts
+
+    hosts = allow_host_entries(allow_host or [])
+    policy = fetch_policy(config, run, allow_hosts=hosts, **options)
+    if run is not None and hosts:
+        note_allowed_hosts(run, hosts, command=command)
+    return policy
 
 
 def settings() -> Settings:

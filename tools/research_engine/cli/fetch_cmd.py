@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, record_target, run_command, settings
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.errors import ExitCode, Problem
 
 
@@ -37,19 +45,25 @@ def fetch(
         bool, typer.Option("--ignore-robots", help="Do not consult robots.txt (recorded in the trace).")
     ] = False,
     pdf: Annotated[bool, typer.Option("--pdf", help="Accept and read PDF (off by default).")] = False,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch URL and extract it: print the document, or with --run and --sq record it as the next SRC-NN."""
 
     def body() -> Result:
-        from research_engine.net import fetch_policy
         from research_engine.retrieve.pages import THIN, PageRequest, fetch_document, retrieve_pages
         from research_engine.runrecord import note_overrides
 
         target_run = record_target(run, sq)
         config = settings()
-        policy = fetch_policy(
-            config, target_run, allow_private=allow_private, ignore_robots=ignore_robots, allow_pdf=pdf
+        policy = fetch_policy_for(
+            config,
+            target_run,
+            allow_host,
+            "fetch",
+            allow_private=allow_private,
+            ignore_robots=ignore_robots,
+            allow_pdf=pdf,
         )
         retrieved = None
         with policy.client() as client:

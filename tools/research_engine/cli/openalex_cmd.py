@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, record_target, run_command, settings
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.cli.search_cmd import RecordRunOpt, RecordSqOpt
 
 openalex_app = typer.Typer(
@@ -30,6 +38,7 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="At most this many works (cursor-paged).")] = 25,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search OpenAlex works; with --run/--sq the works are kept as candidates for selection.
@@ -39,13 +48,12 @@ def search(
     """
 
     def body() -> Result:
-        from research_engine.net import fetch_policy
         from research_engine.selection import candidates as candidates_log
         from research_engine.sources import openalex
 
         config = settings()
         target = record_target(run, sq)
-        with fetch_policy(config, target).client() as client:
+        with fetch_policy_for(config, target, allow_host, "openalex search").client() as client:
             found = openalex.search_works(
                 query, filter_=filter_, year_from=year_from, limit=limit, client=client, settings=config
             )
@@ -79,19 +87,19 @@ def work(
     ],
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch one work with its reconstructed abstract; with --run/--sq record it as a source."""
 
     def body() -> Result:
-        from research_engine.net import fetch_policy
         from research_engine.retrieve import api as api_sources
         from research_engine.runrecord import note_overrides
         from research_engine.sources import openalex
 
         config = settings()
         target = record_target(run, sq)
-        with fetch_policy(config, target).client() as client:
+        with fetch_policy_for(config, target, allow_host, "openalex work").client() as client:
             fetched = openalex.get_work(id_or_doi, client=client, settings=config)
             data = fetched.to_dict()
             if target is not None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command, settings
+from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command, settings
 from research_engine.errors import BadInput, ExitCode
 from research_engine.vocabulary import Depth
 
@@ -97,6 +97,7 @@ def run(
             "--allow-private", help="Allow loopback/private addresses (a local corpus); recorded in run.json."
         ),
     ] = False,
+    allow_host: AllowHostOpt = None,
     max_tokens: Annotated[
         int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
     ] = None,
@@ -155,6 +156,7 @@ def run(
                     replay=str(replay_from) if replay_from else None,
                     output_path=output_path,
                     allow_private=allow_private,
+                    allow_hosts=list(allow_host or []),
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
                 )

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, record_target, run_command, settings
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 
 if TYPE_CHECKING:
     from research_engine.sources.search import SearchOutcome
@@ -32,6 +40,7 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="At most this many results (1-50).")] = 10,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search the web with the first configured backend that answers; exit 5 when none is configured.
@@ -43,14 +52,13 @@ def search(
 
     def body() -> Result:
         from research_engine.errors import UpstreamFailed
-        from research_engine.net import fetch_policy
         from research_engine.runrecord import note_overrides
         from research_engine.selection import candidates as candidates_log
         from research_engine.sources import search as web
 
         config = settings()
         target = record_target(run, sq)
-        with fetch_policy(config, target).client() as client:
+        with fetch_policy_for(config, target, allow_host, "search").client() as client:
             try:
                 outcome = web.search(query, backend=backend, limit=limit, client=client, settings=config)
             except UpstreamFailed as failure:

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, record_target, run_command, settings
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.cli.search_cmd import RecordRunOpt, RecordSqOpt
 
 worldbank_app = typer.Typer(help="World Bank indicator series and indicator discovery.", no_args_is_help=True)
@@ -26,6 +34,7 @@ def series(
     mrv: Annotated[int | None, typer.Option("--mrv", help="Only the N most recent periods.")] = None,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch an indicator's series per country: every point (nulls kept) and the latest non-null value.
@@ -34,14 +43,13 @@ def series(
     """
 
     def body() -> Result:
-        from research_engine.net import fetch_policy
         from research_engine.retrieve import api as api_sources
         from research_engine.runrecord import note_overrides
         from research_engine.sources import worldbank
 
         config = settings()
         target = record_target(run, sq)
-        with fetch_policy(config, target).client() as client:
+        with fetch_policy_for(config, target, allow_host, "worldbank series").client() as client:
             fetched = worldbank.fetch_series(
                 countries, indicator, date=date, mrv=mrv, client=client, settings=config
             )
@@ -76,18 +84,18 @@ def indicators(
     refresh: Annotated[bool, typer.Option("--refresh", help="Refetch the cached indicator list.")] = False,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Find indicators by keyword in the locally cached indicator list (the API has no text search)."""
 
     def body() -> Result:
-        from research_engine.net import fetch_policy
         from research_engine.selection import candidates as candidates_log
         from research_engine.sources import worldbank
 
         config = settings()
         target = record_target(run, sq)
-        with fetch_policy(config, target).client() as client:
+        with fetch_policy_for(config, target, allow_host, "worldbank indicators").client() as client:
             found = worldbank.search_indicators(
                 keywords, limit=limit, refresh=refresh, client=client, settings=config
             )

@@ -19,6 +19,7 @@ import yaml
 
 from research_engine import bounded, brief, trace
 from research_engine.errors import BadInput, NotConfigured
+from research_engine.net.policy import allow_host_entries
 from research_engine.settings import Settings
 from research_engine.sources import search
 from research_engine.sources.search import searxng_endpoint
@@ -38,6 +39,7 @@ class EngineOptions:
     replay: str | None = None  # a cassette directory
     output_path: str | None = None
     allow_private: bool = False
+    allow_hosts: list[str] = field(default_factory=list)  # --allow-host entries, normalized
     search_limit: int = 5  # results asked per query
     queries_per_sub_question: int = 4  # per cycle, across the four angles
     reasons_per_round: int = 8  # candidates the model writes a selection reason for
@@ -140,7 +142,12 @@ def lock_brief(brief_path: str | Path, options: EngineOptions) -> Run:
 
             source = Path(scratch) / (Path(source).stem + ".yaml")
             source.write_text(yaml.safe_dump(fields, sort_keys=False, allow_unicode=True), encoding="utf-8")
-        locked = brief.lock(source, options.output_path, allow_private=options.allow_private)
+        locked = brief.lock(
+            source,
+            options.output_path,
+            allow_private=options.allow_private,
+            allow_hosts=allow_host_entries(options.allow_hosts),
+        )
     return trace.open_run(locked.run_root)
 
 

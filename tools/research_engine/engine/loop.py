@@ -100,9 +100,11 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
     """One run being driven: the stages in order, cycle after cycle, until the controller stops it."""
 
     def _open_clients(self) -> None:
+        # Hosts named with --allow-host get no politeness pause (the client exempts them); --allow-private
+        # means a local corpus on many hosts, with no public host to be polite to.
         options: dict[str, Any] = {}
         if self.options.allow_private:
-            options["per_host_interval"] = 0.0  # a private/loopback corpus: no public host to be polite to
+            options["per_host_interval"] = 0.0
         if self.options.replay:
             self.cassette = open_cassette("replay", self.options.replay, self.settings.secrets)
             options.update(client_kwargs(self.cassette))
@@ -112,7 +114,11 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         # Every request and body of both clients is counted (and written to the spend ledger) as it happens.
         options["meter"] = Meter(self.budget, provider_prefixes(self.settings))
         policy = fetch_policy(
-            self.settings, self.run, allow_private=self.options.allow_private, client_options=options
+            self.settings,
+            self.run,
+            allow_private=self.options.allow_private,
+            allow_hosts=self.options.allow_hosts,
+            client_options=options,
         )
         base = policy.client()
         fresh = policy.replace(use_cache=False).client()
@@ -329,6 +335,7 @@ def start(
         recorded = read_cassette_config(options.replay)
         settings = Settings.from_public(recorded)  # a replay is configured as the recording was
         options.allow_private = options.allow_private or bool(recorded.get("allow_private"))
+        options.allow_hosts = [*options.allow_hosts, *(recorded.get("allow_hosts") or [])]
         # A replay gathers what the recording gathered; a cassette from before --sources was web only.
         replayed = parse_sources(recorded.get("sources") or ["web"])
         if options.sources is not None and parse_sources(options.sources) != replayed:
@@ -372,6 +379,8 @@ def _prepare(
         read_cassette_config(options.replay).get("as_of") if options.replay else date.today().isoformat()
     )
     config["allow_private"] = options.allow_private
+    if options.allow_hosts:
+        config["allow_hosts"] = list(options.allow_hosts)
     config["sources"] = list(options.sources or [])
     if legacy:
         # Replaying a cassette from before --sources: keep its trace as it was.

@@ -16,7 +16,7 @@ Every request, and every redirect hop, goes through the same steps:
 Failures are values: `get`, `post_json` and `get_many` never raise for network, HTTP or
 guard problems; they return a `FetchResult` with `ok=False` and one of `ERROR_CODES`.
 
-Opt-ins (`allow_private`, `allow_addresses`, `ignore_robots`) are logged as warnings and
+Opt-ins (`allow_private`, `allow_hosts`, `allow_addresses`, `ignore_robots`) are logged as warnings and
 listed in `HttpClient.overrides`, so a caller that owns a run can record them in its trace.
 This module wires the steps together; it never writes into a run.
 """
@@ -39,7 +39,7 @@ from research_engine.documents import sha256_hex
 from research_engine.net import content as bodies
 from research_engine.net.cache import CacheEntry, RevalidationCache
 from research_engine.net.exchange import REDIRECT_STATUSES, Exchange, exchange
-from research_engine.net.guard import GuardVerdict, Resolver, check_url
+from research_engine.net.guard import GuardVerdict, Resolver, check_url, parse_allow_host
 from research_engine.net.politeness import Gate
 from research_engine.net.result import FetchResult, elapsed_ms, failure
 from research_engine.net.retry import RETRY_AFTER_STATUSES, RetryPolicy
@@ -143,6 +143,7 @@ class HttpClient:
         global_concurrency: int = 8,
         transport_hook: TransportHook | None = None,
         allow_addresses: Collection[str] = (),
+        allow_hosts: Collection[str] = (),
         robots_ttl: float = ROBOTS_TTL,
         robots_error_ttl: float = ROBOTS_ERROR_TTL,
         secrets: Sequence[str] = (),
@@ -154,6 +155,9 @@ class HttpClient:
         self.meter = meter
         self.secrets = tuple(secrets)  # known credential values, scrubbed from logs and overrides
         self.allow_addresses = frozenset(allow_addresses)
+        # HOST or HOST:PORT entries allowed despite a private address (the user's own SearXNG or corpus).
+        self.allow_hosts = tuple(allow_hosts)
+        self._allowed_hosts = tuple(parse_allow_host(entry) for entry in self.allow_hosts)
         self.ignore_robots = ignore_robots
         self.user_agent = user_agent or USER_AGENT
         self.cache = RevalidationCache(cache_dir) if use_cache else None
@@ -181,6 +185,8 @@ class HttpClient:
         self._noted: set[tuple[str, str]] = set()
         if self.allow_private:
             log.warning("private and loopback addresses are allowed for this client (explicit opt-in)")
+        elif self.allow_hosts:
+            log.info("private addresses allowed for these hosts only: %s", ", ".join(self.allow_hosts))
         self._http = open_http(self._pins, user_agent=self.user_agent, transport_hook=transport_hook)
 
     # ------------------------------------------------------------ public API
@@ -274,6 +280,7 @@ class HttpClient:
             allow_private=self.allow_private,
             resolver=self.resolver,
             allow_addresses=self.allow_addresses,
+            allow_hosts=self._allowed_hosts,
         )
 
     # ------------------------------------------------------------ bookkeeping
@@ -525,7 +532,11 @@ class HttpClient:
         attempt = 0
         while True:
             try:
-                with self.gate.slot(host, deadline=deadline, interval=hop.crawl_delay):
+                # A host the user named with --allow-host is their own service (a local SearXNG or
+                # corpus): no public host to be polite to, so no pause between its requests.
+                with self.gate.slot(
+                    host, deadline=deadline, interval=hop.crawl_delay, exempt=hop.verdict.named
+                ):
                     if meter is not None:
                         meter.sending(method, hop.target)
                     answer = exchange(
