@@ -36,7 +36,9 @@ asked for more often than recorded gets its last exchange again, listed in
 Secrets never reach the cassette (`research_engine.redaction`, the one rule): query
 parameters named like credentials are dropped from URLs, headers named like
 credentials are REDACTED, and every known secret value (`Settings.secrets`) is
-scrubbed wherever it appears. Request bodies are stored only as digests, computed
+scrubbed wherever it appears, response bodies included (an upstream that echoes a key back:
+a compressed body holding one is kept decoded, `scrubbed: true` in its index entry). Request
+bodies are stored only as digests, computed
 without their credential fields (model prompts are not kept here; see the model's
 verbose mode).
 
@@ -66,9 +68,11 @@ from typing import Any
 import httpx
 
 from research_engine import bounded
+from research_engine.bounded import CAPS
 from research_engine.errors import BadInput
+from research_engine.net.content import DecodeError, Decoder, TooLarge
 from research_engine.net.guard import default_resolver
-from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url
+from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url, scrub_bytes
 from research_engine.trace import atomic_write_bytes, atomic_write_text, iso
 
 log = logging.getLogger("research_engine.engine.cassette")
@@ -185,8 +189,37 @@ class Recorder:
             slot = len(self._slots) - 1
         return entry, slot
 
+    def _scrubbed(self, entry: dict[str, Any], body: bytes) -> bytes:
+        """The body as the cassette keeps it: every known secret value scrubbed. A compressed body that
+        held one is kept decoded (its recorded content-encoding and length dropped, the new length noted),
+        since the secret cannot be scrubbed from compressed bytes; any other body stays as served."""
+        if not body or not self._secrets:
+            return body
+        headers = entry.get("headers") or {}
+        encoding = str(headers.get("content-encoding") or "identity").strip().lower()
+        if encoding in ("", "identity"):
+            cleaned = scrub_bytes(body, self._secrets)
+        else:
+            try:
+                decoder = Decoder(encoding, CAPS["snapshot"])
+                decoded = decoder.feed(body) + (decoder.flush() if entry.get("complete") else b"")
+            except (DecodeError, TooLarge):
+                return body  # nothing readable in it to scrub
+            cleaned = scrub_bytes(decoded, self._secrets)
+            if cleaned == decoded:
+                return body
+            headers = {k: v for k, v in headers.items() if k != "content-encoding"}
+        if cleaned == body:
+            return body
+        if "content-length" in headers:
+            headers = {**headers, "content-length": str(len(cleaned))}
+        entry["headers"] = headers
+        entry["scrubbed"] = True
+        return cleaned
+
     def _finish(self, entry: dict[str, Any], slot: int, body: bytes | None) -> None:
         if body is not None:
+            body = self._scrubbed(entry, body)
             digest = hashlib.sha256(body).hexdigest()
             path = self.directory / BODIES / digest
             if not path.exists():

@@ -16,6 +16,11 @@ Every request, and every redirect hop, goes through the same steps:
 Failures are values: `get`, `post_json` and `get_many` never raise for network, HTTP or
 guard problems; they return a `FetchResult` with `ok=False` and one of `ERROR_CODES`.
 
+Secrets an upstream echoes back (a search backend or a page that repeats the API key or the
+Authorization value in its body or headers) are scrubbed (`redaction.scrub_bytes`) from every
+body and header value the client returns, before anything can store it: the digest, the
+snapshot, the candidates and the extracted text all see `REDACTED`.
+
 Opt-ins (`allow_private`, `allow_hosts`, `allow_addresses`, `ignore_robots`) are logged as warnings and
 listed in `HttpClient.overrides`, so a caller that owns a run can record them in its trace.
 This module wires the steps together; it never writes into a run.
@@ -52,7 +57,7 @@ from research_engine.net.robots import (
     policy_for_answer,
 )
 from research_engine.net.transport import PinnedAddresses, TransportHook, open_http
-from research_engine.redaction import redact_text
+from research_engine.redaction import redact_text, scrub, scrub_bytes
 from research_engine.trace import iso
 from research_engine.vocabulary import FetchError
 
@@ -320,6 +325,7 @@ class HttpClient:
         payload: dict | None = None,
         deadline: float | None = None,
         metered: bool = True,
+        truncate: bool = False,
     ) -> FetchResult:
         started = time.monotonic()
         fetch = _Fetch(url, started, deadline if deadline is not None else started + self.deadline)
@@ -330,7 +336,15 @@ class HttpClient:
                 return hop
             send_headers, cached = self._request_headers(method, hop.target, headers, accept, revalidate)
             answer = self._send(
-                method, hop, send_headers, payload, accept, max_bytes, fetch.deadline, metered=metered
+                method,
+                hop,
+                send_headers,
+                payload,
+                accept,
+                max_bytes,
+                fetch.deadline,
+                metered=metered,
+                truncate=truncate,
             )
             if answer.status in REDIRECT_STATUSES and answer.error is None:
                 following = self._redirect(fetch, hop.target, answer)
@@ -421,6 +435,7 @@ class HttpClient:
     ) -> FetchResult:
         """A 304: the stored copy answers, if it is still of a kind the caller accepts."""
         entry, body = cached
+        body = scrub_bytes(body, self.secrets) if self.secrets else body
         self._count("not_modified")
         if accept and entry.content_type is not None:
             family = bodies.declared_family(entry.content_type) or bodies.sniff_family(body)
@@ -451,8 +466,16 @@ class HttpClient:
             elapsed_ms=elapsed_ms(fetch.started),
         )
 
+    def _scrub(self, answer: Exchange) -> Exchange:
+        """`answer` with every known secret value scrubbed from its body and header values."""
+        if self.secrets:
+            answer.body = scrub_bytes(answer.body, self.secrets)
+            answer.headers = {k: scrub(v, self.secrets) for k, v in answer.headers.items()}
+        return answer
+
     def _failed_answer(self, fetch: _Fetch, target: str, answer: Exchange) -> FetchResult:
         """A failed exchange as a result; an HTTP error keeps its (small) body, as APIs explain there."""
+        answer = self._scrub(answer)
         assert answer.error is not None
         return fetch.failed(
             answer.error,
@@ -467,6 +490,7 @@ class HttpClient:
 
     def _answer(self, fetch: _Fetch, method: str, target: str, answer: Exchange) -> FetchResult:
         """A successful exchange as a result: text decoded, a validated 200 stored for revalidation."""
+        answer = self._scrub(answer)
         body = answer.body
         text, charset = None, answer.charset
         if answer.family in bodies.TEXTUAL:
@@ -524,6 +548,7 @@ class HttpClient:
         deadline: float,
         *,
         metered: bool = True,
+        truncate: bool = False,
     ) -> Exchange:
         """One exchange through the politeness gate, retried as the retry policy allows; `metered`
         exchanges are told to the meter (robots.txt, which the client fetches for itself, is not)."""
@@ -551,6 +576,7 @@ class HttpClient:
                         timeout=self.timeout,
                         transient_statuses=self.retry.transient_statuses,
                         count=self._count,
+                        truncate=truncate,
                     )
             except TimeoutError as exc:
                 return Exchange().failed(FetchError.TIMEOUT, str(exc))
@@ -594,6 +620,7 @@ class HttpClient:
                 max_bytes=MAX_ROBOTS_BYTES,
                 deadline=deadline,
                 metered=False,
+                truncate=True,  # RFC 9309 2.5: a longer file is parsed up to its first 500 KiB
             )
             policy = policy_for_answer(
                 origin, answer, now=time.monotonic(), ttl=self.robots_ttl, error_ttl=self.robots_error_ttl

@@ -66,8 +66,12 @@ def exchange(
     timeout: float,
     transient_statuses: Collection[int],
     count: Callable[[str], None],
+    truncate: bool = False,
 ) -> Exchange:
-    """Send one request and read its answer; `count` is told of each request sent and body downloaded."""
+    """Send one request and read its answer; `count` is told of each request sent and body downloaded.
+
+    `truncate`: a body longer than `max_bytes` is cut there instead of refused (robots.txt: RFC 9309
+    section 2.5 parses the first 500 KiB)."""
     import httpx  # noqa: PLC0415 - heavy; only a client that fetches needs it
 
     remaining = deadline - time.monotonic()
@@ -90,7 +94,7 @@ def exchange(
     except httpx.InvalidURL as exc:
         return Exchange().failed(FetchError.REFUSED_SSRF, f"malformed URL: {exc}")
     with contextlib.closing(response):
-        return _read(response, accept, max_bytes, deadline, transient_statuses, count)
+        return _read(response, accept, max_bytes, deadline, transient_statuses, count, truncate)
 
 
 def _read(
@@ -100,6 +104,7 @@ def _read(
     deadline: float,
     transient_statuses: Collection[int],
     count: Callable[[str], None],
+    truncate: bool = False,
 ) -> Exchange:
     status = response.status_code
     headers = {k.lower(): v for k, v in response.headers.items()}
@@ -121,11 +126,12 @@ def _read(
             FetchError.UNSUPPORTED_TYPE, f"content type {media!r} is not one of the accepted kinds {kinds}"
         )
     declared_length = headers.get("content-length", "")
-    if declared_length.isdigit() and int(declared_length) > max_bytes and not headers.get("content-encoding"):
+    too_long = declared_length.isdigit() and int(declared_length) > max_bytes
+    if too_long and not truncate and not headers.get("content-encoding"):
         return out.failed(
             FetchError.TOO_LARGE, f"declared length {declared_length} exceeds {max_bytes} bytes"
         )
-    body = _read_body(response, out, max_bytes, deadline)
+    body = (_read_head if truncate else _read_body)(response, out, max_bytes, deadline)
     if out.error is not None:
         return out
     count("full_downloads")
@@ -139,6 +145,11 @@ def _read(
                 FetchError.UNSUPPORTED_TYPE,
                 f"content type {shown} and the body does not look like {', '.join(accept)}",
             )
+    binary = bodies.binary_reason(body, charset) if family in bodies.TEXTUAL else None
+    if binary is not None:
+        # Whatever the header says: a JPEG labelled text/html is no page (nor a source).
+        shown = media or "no content type"
+        return out.failed(FetchError.UNSUPPORTED_TYPE, f"{binary}, though it is labelled {shown}")
     out.body, out.family = body, family
     if not media and family:
         out.media = bodies.FAMILIES[family][0]
@@ -175,6 +186,39 @@ def _read_body(response: httpx.Response, out: Exchange, max_bytes: int, deadline
         out.failed(FetchError.NETWORK, f"{type(exc).__name__}: {exc}", transient=True)
     else:
         return b"".join(chunks)
+    return b""
+
+
+def _read_head(response: httpx.Response, out: Exchange, max_bytes: int, deadline: float) -> bytes:
+    """The first `max_bytes` decoded bytes of the body; what follows is never read."""
+    import httpx  # noqa: PLC0415 - heavy; only a client that fetches needs it
+
+    try:
+        # The decoder's cap is the bomb guard; reading stops as soon as the head is complete.
+        decoder = bodies.Decoder(response.headers.get("content-encoding"), max_bytes * 4)
+        chunks: list[bytes] = []
+        size = raw = 0
+        for chunk in response.iter_raw():
+            raw += len(chunk)
+            chunks.append(decoder.feed(chunk))
+            size += len(chunks[-1])
+            if size >= max_bytes or raw > max_bytes * 4:
+                break
+            if time.monotonic() > deadline:
+                out.failed(FetchError.TIMEOUT, DEADLINE_PASSED)
+                return b""
+        else:
+            chunks.append(decoder.flush())
+    except bodies.TooLarge as exc:
+        out.failed(FetchError.TOO_LARGE, str(exc))
+    except bodies.DecodeError as exc:
+        out.failed(FetchError.DECODE_ERROR, str(exc))
+    except httpx.TimeoutException as exc:
+        out.failed(FetchError.TIMEOUT, f"read timed out: {exc}", transient=True)
+    except httpx.TransportError as exc:
+        out.failed(FetchError.NETWORK, f"{type(exc).__name__}: {exc}", transient=True)
+    else:
+        return b"".join(chunks)[:max_bytes]
     return b""
 
 
