@@ -28,10 +28,19 @@ evidence map, reproducibility), and it
 has at least FACT_MIN_WORDS words or contains a number. Headings, code and
 table header rows never state facts.
 
+A run that ended without one citable claim (no active claim the verifier found
+supported or partly supported) has no finding to state: a deliverable that states
+none (it cites no claim, or cites refused ones only in caveat areas) is a
+no-finding deliverable, not a failed one (`no_finding`, with a warning). Every
+other check still applies, so it may only name what is missing as gaps and caveats.
+
 `finish` checks, then writes synthesis/result.md: the document, a generated
 reference list (unless the author wrote one), the evidence map (well supported /
 needs caution / refused during the run), and a reproducibility footer (sources
 and digests, the verifier's copies, model, cache use), and completes run.json.
+A no-finding deliverable gets `no_finding: true` in its front matter and, instead
+of references and an evidence map, what was searched, retrieved and refused and
+the open questions (`finish` returns `no_finding`; the CLI and `run` exit 8).
 This module never writes the deliverable's prose.
 """
 
@@ -42,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, escaping, retrieve, runrecord
+from research_engine import bounded, critic, decompose, escaping, retrieve, runrecord
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
@@ -50,7 +59,9 @@ from research_engine.grounding import numbers_in
 from research_engine.ids import parse_source_ref, sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.schemas import validate
+from research_engine.selection.candidates import read_candidates_file
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import Verdict
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
 SOURCE_RE = re.compile(r"\bSQ-[0-9]{2,}/SRC-[0-9]{2,}\b")
@@ -93,6 +104,7 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     has_references: bool = False
+    no_finding: bool = False  # cites nothing, in a run with nothing citable: says no finding was supported
 
     @property
     def ok(self) -> bool:
@@ -104,6 +116,7 @@ class CheckReport:
             "ok": self.ok,
             "cited_claims": self.cited,
             "has_references": self.has_references,
+            "no_finding": self.no_finding,
             "problems": [p.to_dict() for p in self.problems],
             "warnings": [w.to_dict() for w in self.warnings],
         }
@@ -215,10 +228,12 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
     report = CheckReport(file=file)
     blocks = parse_blocks(_strip_front_matter(markdown).split(GENERATED_MARK)[0])
     cited: list[str] = []
+    stated = False  # a claim cited outside every caveat area: the deliverable states a finding
     for block in blocks:
         for clm in dict.fromkeys(CLAIM_RE.findall(block.text)):
             if clm not in cited:
                 cited.append(clm)
+            stated = stated or not block.caveat
             where = f"line {block.line}"
             if clm not in claims:
                 report.problems.append(
@@ -304,9 +319,31 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                         file=file,
                     )
                 )
-    if not cited:
+    if not stated and not citable_claims(run):
+        # Nothing could be supported: saying so, with the gaps and the refusals, is the honest deliverable.
+        report.no_finding = True
+        report.warnings.append(
+            Problem(
+                "no-finding",
+                "the run has no supported claim, and the deliverable states none: it is a no-finding "
+                "deliverable",
+                file=file,
+            )
+        )
+    elif not cited:
         report.problems.append(Problem("no-citations", "the deliverable cites no claim (CLM-NN)", file=file))
     return report
+
+
+def citable_claims(run: Run) -> list[str]:
+    """Active claims whose latest verdict is supported or partial: what a deliverable can state."""
+    claims, verdicts = claim_state(run)
+    return [
+        clm
+        for clm, claim in claims.items()
+        if claim.get("status") == "active"
+        and (verdicts.get(clm) or {}).get("verdict") in (Verdict.SUPPORTED, Verdict.PARTIAL)
+    ]
 
 
 def _strip_front_matter(text: str) -> str:
@@ -402,6 +439,8 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         "cited_claims": report.cited,
         "reproducibility": repro,
     }
+    if report.no_finding:
+        meta["no_finding"] = True
     target = run.path("result")
     write_markdown(target, meta, body + "\n\n" + GENERATED_MARK + "\n\n" + generated, schema="result")
     refused_ever = _refused_ever(run)
@@ -419,6 +458,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             "path": run.relative(target),
             "finished_at": meta["finished_at"],
             "cited_claims": report.cited,
+            **({"no_finding": True} if report.no_finding else {}),
         }
 
     updated = runrecord.update(run, change)
@@ -430,6 +470,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         "stop_reason": updated["stop_reason"],
         "cycles": updated["cycles"],
         "refused_ever": updated["refused_ever"],
+        "no_finding": report.no_finding,
         "warnings": [w.to_dict() for w in report.warnings],
     }
 
@@ -446,12 +487,72 @@ def _refused_ever(run: Run) -> list[str]:
     )
 
 
+def _searched_and_refused(run: Run, claims: dict[str, dict[str, Any]], record: dict[str, Any]) -> list[str]:
+    """A no-finding deliverable's account: per sub-question what was searched, retrieved, claimed and
+    refused; then the fetches that failed or were refused; then the open questions."""
+    verdicts = latest_verdicts(run)
+    sources = retrieve.list_sources(run)
+    lines = ["## Method: what was searched and what was refused", ""]
+    questions = decompose.load(run)
+    if not questions:
+        lines += ["No sub-question was recorded.", ""]
+    for sq in questions:
+        entries = (read_candidates_file(run, sq["id"]) or {}).get("queries", [])
+        queries = list(dict.fromkeys(str(e.get("query")) for e in entries if e.get("query")))
+        mine = [c for c in claims.values() if c.get("sub_question") == sq["id"]]
+        refused = [c["id"] for c in mine if (verdicts.get(c["id"]) or {}).get("verdict") == Verdict.REFUSE]
+        retrieved = sum(1 for s in sources if s.startswith(sq["id"] + "/"))
+        shown = "; ".join(escaping.text(q) for q in queries[:10])
+        more = f"; and {len(queries) - 10} more" if len(queries) > 10 else ""
+        lines += [
+            f"- **{sq['id']}** ({escaping.text(sq['text'])}):",
+            f"  - searched: {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            + (f" ({shown}{more})" if queries else ""),
+            f"  - retrieved: {retrieved} source(s)",
+            f"  - claims drafted: {len(mine)}; refused by the verifier: {', '.join(refused) or 'none'}; "
+            "supported: none",
+        ]
+    failures = [
+        e
+        for e in record.get("events") or []
+        if isinstance(e, dict) and e.get("kind") in ("fetch-failed", "source-failed", "draft-rejected")
+    ]
+    lines += ["", "Fetches, sources and drafts that failed or were refused:", ""]
+    for event in failures[:30]:
+        what = str(event.get("url") or event.get("source") or event.get("text") or "")[:160]
+        why = str(event.get("error") or event.get("code") or "")
+        detail = str(event.get("detail") or event.get("why") or "")[:200]
+        lines.append(
+            f"- {escaping.text(event.get('kind'))} ({escaping.text(event.get('sq') or '-')}): "
+            f"{escaping.text(what)}: {escaping.text(why)} {escaping.text(detail)}".rstrip()
+        )
+    if len(failures) > 30:
+        lines.append(f"- and {len(failures) - 30} more (run.json events)")
+    if not failures:
+        lines.append("- none")
+    lines += ["", "## Open questions", ""]
+    for sq in questions:
+        lines.append(f"- {sq['id']}: {escaping.text(sq['text'])} (no supported answer)")
+    for gap in critic.load(run).get("gaps", []):
+        if gap.get("status") == "open":
+            lines.append(f"- {gap['id']}: {escaping.text(gap.get('about'))}")
+    lines.append("")
+    return lines
+
+
 def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
     claims, verdicts = claim_state(run)
     cited = [c for c in report.cited if c in claims]
     carrying = _carrying_sources(claims, cited)
     lines: list[str] = []
-    if not report.has_references:
+    if report.no_finding:
+        lines += [
+            "No finding could be supported: no claim of this run was found supported by the verifier, so "
+            "nothing above is stated as established.",
+            "",
+        ]
+        lines += _searched_and_refused(run, claims, record)
+    if not report.has_references and not report.no_finding:
         lines += ["## References", ""]
         for ref in carrying:
             meta, _ = retrieve.load_source(run, ref)
@@ -471,8 +572,9 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
             f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
         )
         (well if verdict == "supported" else caution).append(entry)
-    lines += ["## Evidence map", "", "### Well supported", ""] + (well or ["(none)"]) + [""]
-    lines += ["### Needs caution", ""] + (caution or ["(none)"]) + [""]
+    if not report.no_finding:
+        lines += ["## Evidence map", "", "### Well supported", ""] + (well or ["(none)"]) + [""]
+        lines += ["### Needs caution", ""] + (caution or ["(none)"]) + [""]
     refused = _refused_ever(run)
     if refused:
         lines += ["### Refused during the run (not established)", ""]

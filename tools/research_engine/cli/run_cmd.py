@@ -26,6 +26,8 @@ def _summary(outcome: dict) -> str:
     state = outcome["status"] + (f" ({outcome['stop_reason']})" if outcome.get("stop_reason") else "")
     if outcome.get("partial"):
         state += ", PARTIAL result"
+    if outcome.get("no_finding"):
+        state += ", NO FINDING could be supported"
     lines.append(f"  status: {state}; cycles: {outcome['cycles']}")
     lines.append(
         f"  sub-questions {figures['sub_questions']}, sources {figures['sources']}, claims "
@@ -120,8 +122,10 @@ def run(
     an event in run.json and the run goes on without it.
 
     Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
-    labelled result is written when there was anything to say), 5 when web is among --sources and no search
-    backend is configured.
+    labelled result is written when there was anything to say), 8 when it completed without one supported
+    claim (result.md says no finding could be supported, what was searched and refused, and the open
+    questions), 5 when web is among --sources and no search backend is configured, 75 when another process
+    is driving the run (--resume).
     """
 
     def body() -> Result:
@@ -166,7 +170,9 @@ def run(
         data = outcome.to_dict()
         code = ExitCode.OK
         if outcome.partial or (outcome.stop_reason or "").startswith("budget:"):
-            code = ExitCode.BUDGET_SPENT
+            code = ExitCode.BUDGET_SPENT  # a budget stop says why first, finding or not
+        elif outcome.no_finding:
+            code = ExitCode.NO_FINDING
         return Result(data=data, text=_summary(data), exit_code=code)
 
     run_command("run", json_, body)

@@ -65,6 +65,7 @@ class Outcome:
     result: str | None
     figures: dict[str, Any]
     planned: dict[str, Any] | None = None
+    no_finding: bool = False  # result.md says no finding could be supported (exit 8)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

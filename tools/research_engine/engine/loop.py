@@ -293,6 +293,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             cycles=int(record.get("cycles") or 0),
             result=self.run.relative(result) if result.is_file() else None,
             figures=figures,
+            no_finding=bool((record.get("result") or {}).get("no_finding")),
         )
 
     def _dry_run(self) -> Outcome:
