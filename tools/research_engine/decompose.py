@@ -13,7 +13,7 @@ from typing import Any
 
 from research_engine import ids
 from research_engine.artifacts import load_checked, read_markdown, write_markdown
-from research_engine.errors import BadInput, CheckFailed
+from research_engine.errors import BadInput
 from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
 from research_engine.vocabulary import Angle, ClaimType
@@ -39,13 +39,13 @@ def load(run: Run) -> list[dict[str, Any]]:
 
 
 def get(run: Run, sq: str) -> dict[str, Any]:
-    """One sub-question; CheckFailed naming the known ones if it does not exist."""
+    """One sub-question; BadInput (an id that names nothing in the run) naming the known ones."""
     items = load(run)
     for item in items:
         if item["id"] == sq:
             return item
     known = ", ".join(i["id"] for i in items) or "none yet"
-    raise CheckFailed(
+    raise BadInput(
         f"sub-question {sq} does not exist in this run (known: {known})",
         code="unknown-sub-question",
         field="sq",

@@ -8,7 +8,7 @@ import pytest
 from helpers_core import add_source, add_sq
 
 from research_engine import claims
-from research_engine.errors import CheckFailed
+from research_engine.errors import BadInput, CheckFailed
 from research_engine.schemas import validate
 
 PAGE = (
@@ -217,7 +217,7 @@ def test_mismatched_quote_and_source_counts_are_bad_input(run_with_sources, cli)
 
 
 def test_an_unknown_sub_question_fails(run_with_sources):
-    with pytest.raises(CheckFailed) as caught:
+    with pytest.raises(BadInput) as caught:
         claims.add_claim(run_with_sources, "SQ-07", "x", ["SQ-01/SRC-01"], ["3.5 million households"])
     assert caught.value.code == "unknown-sub-question"
 

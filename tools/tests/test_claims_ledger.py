@@ -50,9 +50,9 @@ def test_retire_keeps_the_claim_marked_with_the_reason(ledger_run, cli):
     assert code == 1 and env["errors"][0]["code"] == "already-retired"
 
 
-def test_retiring_an_unknown_claim_exits_1(ledger_run, cli):
+def test_retiring_an_unknown_claim_is_bad_input(ledger_run, cli):
     code, _, _, env = cli("claims", "retire", "CLM-77", "--run", ledger_run.root, "--why", "x", "--json")
-    assert code == 1 and env["errors"][0]["code"] == "unknown-claim"
+    assert code == 2 and env["errors"][0]["code"] == "unknown-claim"
 
 
 def test_tension_add_and_resolve(ledger_run, cli):

@@ -59,10 +59,20 @@ def test_errors_go_to_stderr_in_text_mode(cli, tmp_path):
 
 
 def test_ids_next_prints_the_new_id(cli, locked_run):
+    from research_engine import decompose
+
     code, out, _, _ = cli("ids", "next", "--run", locked_run.root, "clm")
     assert code == 0 and out.strip() == "CLM-01"
+    decompose.add(locked_run, "First?", "factual")
+    decompose.add(locked_run, "Second?", "factual")
     code, _, _, env = cli("ids", "next", "--run", locked_run.root, "src", "--sq", "SQ-02", "--json")
     assert env["data"]["id"] == "SRC-01"
+
+
+def test_ids_next_refuses_a_sub_question_the_run_does_not_have(cli, locked_run):
+    code, _, _, env = cli("ids", "next", "src", "--run", locked_run.root, "--sq", "SQ-99", "--json")
+    assert code == 2 and env["errors"][0]["code"] == "unknown-sub-question"
+    assert not (locked_run.root / ".state" / "ids.json").exists()
 
 
 def test_exit_codes_are_documented_in_conventions():

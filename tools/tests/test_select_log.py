@@ -212,12 +212,12 @@ def test_a_candidate_already_retrieved_for_the_sub_question_is_not_chosen_again(
     )
 
 
-def test_an_unknown_sub_question_exits_1(quant_run, cli, tmp_path):
+def test_an_unknown_sub_question_is_bad_input(quant_run, cli, tmp_path):
     path = write_candidates(tmp_path, [{"url": "https://a.example.org/", "reason": "r"}])
     code, _, _, env = cli(
         "select", "log", "--run", quant_run.root, "--sq", "SQ-09", "--candidates", path, "--json"
     )
-    assert code == 1 and env["errors"][0]["code"] == "unknown-sub-question"
+    assert code == 2 and env["errors"][0]["code"] == "unknown-sub-question"
 
 
 def test_a_malformed_candidates_file_is_refused_naming_the_field(quant_run, cli, tmp_path):

@@ -95,7 +95,7 @@ def add_tension(run: Run, claims: list[str], about: str) -> str:
         known = {c["id"]: c for c in log.load(run)["claims"]}
         unknown = [c for c in wanted if c not in known]
         if unknown:
-            raise CheckFailed(
+            raise BadInput(
                 f"tension cites claim(s) not in this run: {', '.join(unknown)}",
                 code="unknown-claim",
                 field="claims",
@@ -143,7 +143,7 @@ def get_claim(ledger: dict[str, Any], clm: str) -> dict[str, Any]:
     for claim in ledger["claims"]:
         if claim["id"] == clm:
             return claim
-    raise CheckFailed(f"claim {clm} does not exist in this run", code="unknown-claim", field="claim")
+    raise BadInput(f"claim {clm} does not exist in this run", code="unknown-claim", field="claim")
 
 
 def active_claims(run: Run) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ Envelope (pinned by tools/tests/test_cli_contract.py):
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import re
@@ -83,10 +84,36 @@ def _line(problem: Problem) -> str:
     return f"{where}{problem.message}"
 
 
+# OSErrors that mean a path the user gave cannot be used (input errors, exit 2), not a bug.
+PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "path-too-long",
+    errno.ELOOP: "bad-path",
+    errno.ENOTDIR: "bad-path",
+    errno.EISDIR: "bad-path",
+    errno.ENOENT: "bad-path",
+    errno.EACCES: "permission-denied",
+    errno.EPERM: "permission-denied",
+    errno.EROFS: "read-only",
+}
+
+
+def path_error(exc: BaseException) -> BadInput | None:
+    """The input error an OSError about a path stands for (a name too long for the file system, a
+    directory that is a file, no permission...); None for any other exception."""
+    if not isinstance(exc, OSError) or exc.errno not in PATH_ERRNOS:
+        return None
+    name = exc.filename if exc.filename is not None else ""
+    shown = str(name) if len(str(name)) <= 160 else str(name)[:120] + "..." + str(name)[-20:]
+    return BadInput(f"cannot use {shown or 'a path'}: {exc.strerror or exc}", code=PATH_ERRNOS[exc.errno])
+
+
 def run_command(command: str, json_mode: bool, body: Callable[[], Result]) -> None:
     """Run a command body, print its result, exit with its code."""
     try:
-        result = body()
+        try:
+            result = body()
+        except OSError as exc:
+            raise (path_error(exc) or exc) from exc
     except ResearchEngineError as exc:
         result = Result(data=exc.data, exit_code=exc.exit_code, errors=exc.all_problems())
     except KeyboardInterrupt:
@@ -200,7 +227,11 @@ def record_target(run_path: str | None, sq: str | None) -> Run | None:
         )
     if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"--sq {sq!r} is not a sub-question id (SQ-01)", code="bad-id", field="sq")
-    return open_run(run_path)
+    run = open_run(run_path)
+    from research_engine import decompose
+
+    decompose.get(run, sq)  # BadInput when the run has no such sub-question: nothing is recorded under it
+    return run
 
 
 def fetch_policy_for(
