@@ -28,8 +28,8 @@ evidence map, reproducibility), and it
 has at least FACT_MIN_WORDS words or contains a number. Headings, code and
 table header rows never state facts.
 
-A run that ended without one citable claim (no active claim the verifier found
-supported or partly supported) has no finding to state: a deliverable that states
+A run that ended without one citable claim (every active claim refused by the
+verifier, or none at all) has no finding to state: a deliverable that states
 none (it cites no claim, or cites refused ones only in caveat areas) is a
 no-finding deliverable, not a failed one (`no_finding`, with a warning). Every
 other check still applies, so it may only name what is missing as gaps and caveats.
@@ -319,7 +319,9 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                         file=file,
                     )
                 )
-    if not stated and not citable_claims(run):
+    if not blocks:
+        report.problems.append(Problem("empty-deliverable", "the deliverable has no text", file=file))
+    elif not stated and not citable_claims(run):
         # Nothing could be supported: saying so, with the gaps and the refusals, is the honest deliverable.
         report.no_finding = True
         report.warnings.append(
@@ -336,13 +338,13 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
 
 
 def citable_claims(run: Run) -> list[str]:
-    """Active claims whose latest verdict is supported or partial: what a deliverable can state."""
+    """Active claims the verifier has not refused (supported, partial, or not judged yet): what a
+    deliverable may state. A run without one has no finding to state."""
     claims, verdicts = claim_state(run)
     return [
         clm
         for clm, claim in claims.items()
-        if claim.get("status") == "active"
-        and (verdicts.get(clm) or {}).get("verdict") in (Verdict.SUPPORTED, Verdict.PARTIAL)
+        if claim.get("status") == "active" and (verdicts.get(clm) or {}).get("verdict") != Verdict.REFUSE
     ]
 
 

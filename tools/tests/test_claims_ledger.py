@@ -6,7 +6,7 @@ import pytest
 from helpers_core import add_source, add_sq
 
 from research_engine import claims
-from research_engine.errors import CheckFailed
+from research_engine.errors import BadInput, CheckFailed
 
 TEXT = (
     "The river is 120 km long.\n\n"
@@ -94,7 +94,7 @@ def test_tension_add_and_resolve(ledger_run, cli):
 
 
 def test_a_tension_needs_two_existing_active_claims(ledger_run):
-    with pytest.raises(CheckFailed) as caught:
+    with pytest.raises(BadInput) as caught:  # an id naming nothing in the run is bad input
         claims.add_tension(ledger_run, ["CLM-01", "CLM-09"], "x")
     assert "CLM-09" in caught.value.message
     claims.retire(ledger_run, "CLM-02", "wrong")
