@@ -93,6 +93,56 @@ def test_an_endless_stream_is_refused_at_its_cap(args):
     assert "cap" in envelope["errors"][0]["message"]
 
 
+# Every command that takes a file, with an endless stream, a named pipe nobody writes to and a 64 GiB
+# sparse file (the in-process sweep of test_cli_hostile.py leaves these to real, capped processes).
+FILE_COMMANDS = {
+    "extract": ["extract", "{file}"],
+    "brief check": ["brief", "check", "{file}"],
+    "brief lock": ["brief", "lock", "{file}", "--output-path", "{out}"],
+    "run": ["run", "{file}", "--output-path", "{out}"],
+    "select log": ["select", "log", "--run", "{run}", "--sq", "SQ-01", "--candidates", "{file}"],
+    "report check": ["report", "check", "{file}", "--run", "{run}"],
+    "report finish": ["report", "finish", "{file}", "--run", "{run}"],
+    "robots check": ["robots", "check", "https://example.org/a", "--robots-file", "{file}"],
+    "corpus serve": ["corpus", "serve", "{file}", "--port", "0"],
+}
+# kind -> (the exit code, the error code) per command; robots check parses a head and allows (0).
+PATHOLOGICAL = {
+    "endless": (ExitCode.BAD_INPUT, "input-too-large"),
+    "fifo": (ExitCode.BAD_INPUT, None),
+    "sparse": (ExitCode.BAD_INPUT, "input-too-large"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PATHOLOGICAL))
+@pytest.mark.parametrize("command", sorted(FILE_COMMANDS))
+def test_every_file_reader_refuses_a_pathological_file_within_seconds(command, kind, locked_run, tmp_path):
+    from research_engine import decompose
+
+    decompose.add(locked_run, "How many?", "factual")
+    path = {"endless": Path("/dev/zero"), "fifo": tmp_path / "pipe", "sparse": tmp_path / "sparse"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "sparse":
+        with open(path, "wb") as fh:
+            fh.truncate(64 * 1024**3)
+    values = {"file": str(path), "run": str(locked_run.root), "out": str(tmp_path / "out")}
+    proc = capped(*[part.format(**values) for part in FILE_COMMANDS[command]], "--json")
+    assert "Traceback" not in proc.stderr
+    envelope = json.loads(proc.stdout.splitlines()[0])
+    if command == "robots check":
+        assert proc.returncode == 0 and envelope["data"]["allowed"] is True
+        return
+    expected, code = PATHOLOGICAL[kind]
+    if command == "corpus serve":
+        expected, code = ExitCode.BAD_INPUT, "bad-corpus"  # not a directory
+    elif kind == "fifo" and command.startswith("report"):
+        expected, code = ExitCode.CHECK_FAILED, None  # an empty deliverable fails its check
+    assert proc.returncode == expected, proc.stdout
+    if code is not None:
+        assert envelope["errors"][0]["code"] == code, envelope
+
+
 def test_select_log_refuses_endless_candidates(locked_run):
     from research_engine import decompose
 

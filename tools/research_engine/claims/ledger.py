@@ -123,7 +123,7 @@ def resolve_tension(run: Run, tension: str, resolution: str) -> dict[str, Any]:
             if item["id"] == tension:
                 break
         else:
-            raise CheckFailed(
+            raise BadInput(
                 f"tension {tension} does not exist in this run", code="unknown-tension", field="tension"
             )
         if item["status"] == TensionStatus.RESOLVED:

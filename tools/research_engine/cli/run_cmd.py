@@ -148,6 +148,10 @@ def run(
                         code="bad-model",
                         field="model",
                     )
+                if max_tokens is not None and max_tokens < 1:
+                    raise BadInput(
+                        "--max-model-tokens must be at least 1", code="bad-budget", field="max_model_tokens"
+                    )
                 if depth is not None and depth not in DEPTHS:
                     raise BadInput(
                         f"depth must be one of {', '.join(DEPTHS)}", code="bad-depth", field="depth"

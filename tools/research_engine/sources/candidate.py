@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from research_engine.errors import BadInput
 from research_engine.urls import canonical_key
 from research_engine.vocabulary import CandidateKind, SourceType
 
@@ -29,6 +30,23 @@ def clean_text(value: Any) -> str:
         return ""
     text = _TAG_RE.sub("", str(value))
     return " ".join(html.unescape(text).split())
+
+
+MAX_QUERY_CHARS = 2000  # a search query or keyword list longer than this is refused (bad input), never sent
+
+
+def check_query(text: str, what: str = "the search query") -> str:
+    """`text` stripped; BadInput when it is empty or longer than MAX_QUERY_CHARS."""
+    text = (text or "").strip()
+    if not text:
+        raise BadInput(f"{what} is empty", code="empty-query", field="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise BadInput(
+            f"{what} is {len(text)} characters long; at most {MAX_QUERY_CHARS} are sent to a search",
+            code="query-too-long",
+            field="query",
+        )
+    return text
 
 
 def canonical_key_for(url: str | None, doi: str | None = None) -> str | None:

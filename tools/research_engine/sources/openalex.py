@@ -25,7 +25,7 @@ from urllib.parse import quote
 from research_engine.errors import BadInput, NotConfigured, ResearchEngineError, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient
 from research_engine.settings import Settings
-from research_engine.sources.candidate import Candidate
+from research_engine.sources.candidate import Candidate, check_query
 from research_engine.sources.endpoints import (
     ApiResponse,
     open_client,
@@ -356,8 +356,12 @@ def search_works(
     """
     if not (query and query.strip()) and not filter_ and year_from is None:
         raise BadInput("an OpenAlex search needs a query or a filter", code="empty-query", field="query")
+    if query and query.strip():
+        query = check_query(query)
     if limit < 1:
         raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
+    if year_from is not None and not 1 <= year_from <= 9999:
+        raise BadInput(f"--year-from {year_from} is not a year", code="bad-year", field="year_from")
     filter_value = build_filter(filter_, year_from)
     params: dict[str, str] = {}
     if query and query.strip():

@@ -34,7 +34,7 @@ from research_engine import libraries
 from research_engine.errors import BadInput, NotConfigured, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient
 from research_engine.settings import Settings
-from research_engine.sources.candidate import Candidate, clean_text
+from research_engine.sources.candidate import Candidate, check_query, clean_text
 from research_engine.sources.endpoints import ApiResponse, describe, is_transient, open_client
 
 BACKENDS = ("brave", "tavily", "searxng", "duckduckgo")
@@ -489,9 +489,7 @@ def search(
     settings: Settings,
 ) -> SearchOutcome:
     """Ranked Candidates for `query` from the first configured backend that answers."""
-    query = (query or "").strip()
-    if not query:
-        raise BadInput("the search query is empty", code="empty-query", field="query")
+    query = check_query(query)
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"--limit must be between 1 and {MAX_LIMIT}", code="bad-limit", field="limit")
     if backend is not None:

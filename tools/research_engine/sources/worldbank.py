@@ -28,7 +28,7 @@ from research_engine import bounded
 from research_engine.errors import BadInput, ResearchEngineError, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient
 from research_engine.settings import Settings
-from research_engine.sources.candidate import Candidate
+from research_engine.sources.candidate import Candidate, check_query
 from research_engine.sources.endpoints import ApiResponse, open_client, transport_error
 from research_engine.trace import atomic_write_text, iso
 from research_engine.vocabulary import AccessTier, CandidateKind, SourceType
@@ -291,7 +291,7 @@ def parse_countries(countries: str | list[str]) -> list[str]:
 
 def check_indicator(code: str) -> str:
     code = (code or "").strip()
-    if not code or not _INDICATOR_RE.match(code):
+    if not code or len(code) > 64 or not _INDICATOR_RE.match(code):
         raise BadInput(f"{code!r} is not an indicator code (such as NY.GDP.MKTP.CD)", code="bad-indicator")
     return code
 
@@ -434,6 +434,8 @@ def match_indicators(indicators: list[dict[str, Any]], keywords: str, limit: int
     words = [w for w in re.findall(r"[\w$%.]+", keywords.lower()) if w]
     if not words:
         raise BadInput("name at least one keyword", code="empty-query", field="keywords")
+    if limit < 1:
+        raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
     scored: list[tuple[int, int, str, dict[str, Any]]] = []
     for row in indicators:
         name = str(row.get("name") or "").lower()
@@ -514,6 +516,9 @@ def search_indicators(
     """Indicators matching `keywords`, searched locally in the cached catalogue."""
     if not keywords or not keywords.strip():
         raise BadInput("name at least one keyword", code="empty-query", field="keywords")
+    keywords = check_query(keywords, "the keyword list")
+    if limit < 1:
+        raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
     catalogue = load_catalogue(refresh=refresh, client=client, settings=settings)
     indicators = catalogue.get("indicators") or []
     return IndicatorSearch(

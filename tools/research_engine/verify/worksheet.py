@@ -64,6 +64,8 @@ def _parse_claim_ids(values: list[str] | None) -> list[str] | None:
                 if not CLAIM_ID_RE.fullmatch(part):
                     raise BadInput(f"not a claim id: {part!r}", code="bad-id", field="claims")
                 out.append(part)
+    if not out:  # --claims "" names no claim: a mistake, not "all of them"
+        raise BadInput("--claims names no claim id", code="bad-id", field="claims")
     return out
 
 
