@@ -43,7 +43,6 @@ def create(
         "cycles": 0,
         "stop_reason": None,
         "allow_private": allow_private,
-        "allow_hosts": list(allow_hosts),
         "model": None,
         "sources": [],
         "reproducibility": {"label": "pending", "reasons": []},
@@ -54,6 +53,8 @@ def create(
         "budgets": {"set": dict(budgets), "spent": {}},
         "events": [],
     }
+    if allow_hosts:  # absent when none were named: run.json stays as it was for every other run
+        record["allow_hosts"] = list(allow_hosts)
     write(run, record)
     return record
 

@@ -36,6 +36,16 @@ def site():
     srv.stop()
 
 
+@pytest.fixture
+def locked_run(locked_run):
+    """The locked run with three sub-questions: a command records only under a sub-question of the run."""
+    from research_engine import decompose
+
+    for text in ("What is Python?", "Who maintains it?", "What research cites it?"):
+        decompose.add(locked_run, text, "factual")
+    return locked_run
+
+
 def test_url_check_exit_codes(cli):
     assert cli("url", "check", "http://0x7f000001/", "--no-resolve")[0] == 3
     assert cli("url", "check", "https://en.wikipedia.org/wiki/URL", "--no-resolve")[0] == 0
