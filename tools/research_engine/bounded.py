@@ -21,11 +21,11 @@ import contextlib
 import errno
 import fcntl
 import functools
-import hashlib
 import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,21 +144,19 @@ def read_text(path: Path | str, what: str = "artifact", *, cap: int | None = Non
         ) from exc
 
 
-def file_sha256(path: Path | str, what: str = "snapshot") -> str:
-    """sha256 of a file read in chunks under its cap."""
-    digest = hashlib.sha256()
+def chunks(path: Path | str, what: str = "snapshot") -> Iterator[bytes]:
+    """The file's bytes in chunks, under its cap (BadInput past it): for hashing without holding it all."""
     limit = CAPS[what]
     with _opened(path, what) as (fd, _mode):
         size = 0
         while True:
             chunk = os.read(fd, _CHUNK)
             if not chunk:
-                break
+                return
             size += len(chunk)
             if size > limit:
                 raise _too_large(path, what, limit)
-            digest.update(chunk)
-    return digest.hexdigest()
+            yield chunk
 
 
 # ------------------------------------------------------------------------------------------------ JSON

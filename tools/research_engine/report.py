@@ -59,7 +59,6 @@ from research_engine.grounding import numbers_in
 from research_engine.ids import parse_source_ref, sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.schemas import validate
-from research_engine.selection.candidates import read_candidates_file
 from research_engine.trace import Run, iso
 from research_engine.vocabulary import Verdict
 
@@ -489,6 +488,20 @@ def _refused_ever(run: Run) -> list[str]:
     )
 
 
+def _queries_of(run: Run, sq: str) -> list[dict[str, Any]]:
+    """The queries recorded in select/SQ-NN.candidates.json (read here as plain JSON: the selection
+    package would pull the HTTP client into every `report` command)."""
+    path = run.path("candidates", sq=sq)
+    if not path.is_file():
+        return []
+    try:
+        document = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput:
+        return []
+    queries = document.get("queries") if isinstance(document, dict) else None
+    return [q for q in queries if isinstance(q, dict)] if isinstance(queries, list) else []
+
+
 def _searched_and_refused(run: Run, claims: dict[str, dict[str, Any]], record: dict[str, Any]) -> list[str]:
     """A no-finding deliverable's account: per sub-question what was searched, retrieved, claimed and
     refused; then the fetches that failed or were refused; then the open questions."""
@@ -499,7 +512,7 @@ def _searched_and_refused(run: Run, claims: dict[str, dict[str, Any]], record: d
     if not questions:
         lines += ["No sub-question was recorded.", ""]
     for sq in questions:
-        entries = (read_candidates_file(run, sq["id"]) or {}).get("queries", [])
+        entries = _queries_of(run, sq["id"])
         queries = list(dict.fromkeys(str(e.get("query")) for e in entries if e.get("query")))
         mine = [c for c in claims.values() if c.get("sub_question") == sq["id"]]
         refused = [c["id"] for c in mine if (verdicts.get(c["id"]) or {}).get("verdict") == Verdict.REFUSE]

@@ -30,7 +30,6 @@ import fcntl
 import json
 import os
 import re
-import socket
 import stat
 import tempfile
 import time
@@ -406,7 +405,7 @@ def acquire_writer(run: Run, command: str = "run", *, wait: float = WRITER_WAIT)
                 os.close(fd)
                 raise error from None
             time.sleep(0.02)
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "since": iso(), "command": command}
+    info = {"pid": os.getpid(), "host": os.uname().nodename, "since": iso(), "command": command}
     os.ftruncate(fd, 0)
     os.pwrite(fd, (json.dumps(info) + "\n").encode("utf-8"), 0)
     os.fsync(fd)
