@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from research_engine import bounded
+from research_engine.errors import BadInput
 from research_engine.trace import fsync_dir
 
 CHUNK = 8192  # bytes read at a time when scanning a log from its end
@@ -91,7 +92,8 @@ def last(path: Path, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]
     except FileNotFoundError:
         return None
     try:
-        end = _last_newline(fd, os.fstat(fd).st_size)  # what follows it is a torn line, never a record
+        size = _capped_size(fd, path)
+        end = _last_newline(fd, size)  # what follows it is a torn line, never a record
         carry = b""  # the end of a line whose beginning lies in an earlier chunk
         while end >= 0:
             start = max(0, end - CHUNK)
@@ -108,6 +110,17 @@ def last(path: Path, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]
         return None
     finally:
         os.close(fd)
+
+
+def _capped_size(fd: int, path: Path) -> int:
+    """The log's size; BadInput past its cap (a log is never scanned past what a run can write)."""
+    size = os.fstat(fd).st_size
+    if size > bounded.CAPS["log"]:
+        raise BadInput(
+            f"{path} is larger than the {bounded.CAPS['log'] // bounded.MiB} MiB cap of a log; refusing it",
+            code="input-too-large",
+        )
+    return size
 
 
 def _last_newline(fd: int, size: int) -> int:
@@ -132,6 +145,7 @@ def append(path: Path, records: list[dict[str, Any]]) -> Repair | None:
     # The umask applies, as for artifacts; O_NOFOLLOW: a log linked elsewhere is never written through.
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
     try:
+        _capped_size(fd, path)
         repair = _cut_torn_tail(fd, path)
         view = memoryview(data)
         while view:  # a regular file takes the whole buffer in one write; loop only for the rule's sake

@@ -275,3 +275,15 @@ def test_load_json_turns_deep_nesting_into_bad_input():
     with pytest.raises(BadInput):
         bounded.load_json("[" * 70 + "]" * 70)
     assert bounded.load_json('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
+
+
+def test_a_log_past_its_cap_is_refused_without_being_scanned(locked_run, tmp_path):
+    """A sparse 64 GiB claims log: the id floor reads the log from its end, but never past the cap."""
+    from research_engine import ids
+
+    with open(locked_run.path("claims_log"), "wb") as fh:
+        fh.truncate(64 * 1024**3)
+    proc = capped("ids", "next", "clm", "--run", str(locked_run.root), "--json")
+    assert_refused(proc, "input-too-large")
+    with pytest.raises(BadInput):
+        ids.next_id(locked_run, "clm")
