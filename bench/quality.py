@@ -291,6 +291,8 @@ def engine_cmd() -> list[str]:
 
 def port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the server binds (http.server sets SO_REUSEADDR): a TIME-WAIT left by a finished run is no owner.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -409,9 +411,17 @@ def read_trace(run: Path, base: str) -> dict[str, Any]:
         pages = {
             p for p in (url_page(meta.get("requested_url"), base), url_page(meta.get("final_url"), base)) if p
         }
-        text = body.split("## Extracted material", 1)[-1]
-        text = re.sub(r"^\[p\d+\] ?", "", text, flags=re.M)
-        sources[sid] = {"pages": sorted(pages), "text": text, "file": path.relative_to(run).as_posix()}
+        passages = []  # (kind, text), as retrieve.render_passages writes them: "[pNN] {kind} text"
+        for block in re.split(r"\n\s*\n", body.split("## Extracted material", 1)[-1]):
+            m = re.match(r"\[p\d+\] (?:\{([\w-]+)\} )?(.*)", " ".join(block.split()))
+            if m:
+                passages.append((m.group(1) or "paragraph", m.group(2)))
+        sources[sid] = {
+            "pages": sorted(pages),
+            "text": " \n ".join(t for _, t in passages),
+            "prose": [norm(t) for kind, t in passages if kind != "code"],
+            "file": path.relative_to(run).as_posix(),
+        }
     candidates: set[str] = set()
     queries: list[dict[str, Any]] = []
     for path in sorted((run / "select").glob("SQ-*.candidates.json")):
@@ -476,6 +486,7 @@ def score(obj: Objective, trace: dict[str, Any]) -> dict[str, Any]:
                 "found": any(f in t for t in scored_text),
                 "in_any_claim": any(f in t for t in any_claim_text),
                 "in_retrieved_text": f in retrieved_text,
+                "in_one_passage": any(f in t for s in sources.values() for t in s["prose"]),
                 "in_answer_page_text": f in answer_text,
             }
         )
@@ -558,22 +569,37 @@ def run_one(
         if line.startswith("{"):
             with contextlib.suppress(ValueError):
                 envelope = json.loads(line)
-    run_root = (envelope.get("data") or {}).get("run_root")
+    errors = [str(e.get("message")) for e in envelope.get("errors") or []][:5]
+    if exit_code != 0 and not errors:
+        errors = [(stderr or "").strip()[-300:]]
+    facts = {
+        "exit_code": exit_code,
+        "seconds": round(seconds, 2),
+        "run_root": (envelope.get("data") or {}).get("run_root"),
+        "base_url": server.url,
+        "errors": errors,
+    }
+    (out / "bench-run.json").write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
+    return score_dir(obj, out)
+
+
+def score_dir(obj: Objective, out: Path) -> dict[str, Any]:
+    """Score the run kept in `out` (one objective's directory: bench-run.json beside the run)."""
+    facts = json.loads((out / "bench-run.json").read_text(encoding="utf-8"))
+    run_root = facts.get("run_root")
     run = Path(run_root) if run_root else next((p for p in out.iterdir() if (p / "run.json").is_file()), None)
+    if run is not None and not run.is_dir():  # the runs directory was moved: the run sits in `out`
+        run = out / run.name if (out / run.name).is_dir() else None
     row: dict[str, Any] = {
         "id": obj.id,
         "corpus": obj.corpus,
         "objective": obj.objective,
-        "exit_code": exit_code,
-        "seconds": round(seconds, 2),
+        "exit_code": facts.get("exit_code"),
+        "seconds": facts.get("seconds"),
         "run_dir": str(run) if run else None,
-        "errors": [e.get("message") for e in envelope.get("errors") or []][:5],
+        "errors": facts.get("errors") or [],
     }
-    if run is None or not run.is_dir():
-        row.update({"deliverable": False, **score(obj, _empty_trace())})
-        row["errors"] = row["errors"] or [(stderr or "no run directory").strip()[-300:]]
-        return row
-    trace = read_trace(run, server.url)
+    trace = read_trace(run, facts["base_url"]) if run is not None else _empty_trace()
     row.update({"deliverable": trace["has_result"], **score(obj, trace)})
     return row
 
@@ -601,8 +627,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     cited = sum(r["cited_claims"] for r in rows)
     on_page = sum(r["cited_on_answer_page"] for r in rows)
     shares = [r["on_answer_page_share"] for r in rows if r["on_answer_page_share"] is not None]
-    secs = [r["seconds"] for r in rows]
-    stages = ("in_retrieved_text", "in_answer_page_text", "in_any_claim", "found")
+    secs = [r["seconds"] or 0.0 for r in rows]
+    stages = ("in_retrieved_text", "in_answer_page_text", "in_one_passage", "in_any_claim", "found")
     funnel = {s: sum(f[s] for r in rows for f in r["facts"]) for s in stages}
     summary = {
         "objectives": len(rows),
@@ -633,18 +659,20 @@ def pct(value: float | None) -> str:
 def print_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     print(
         f"\n{'objective':34} {'facts':>5} {'recall':>6} {'on-page':>7} {'cited':>5} {'deliv':>5} "
-        f"{'exit':>4} {'secs':>6}  funnel: cand/retr/text/claim"
+        f"{'exit':>4} {'secs':>6}  funnel: cand/retr | text/prose/claim"
     )
     for r in rows:
-        text = sum(f["in_retrieved_text"] for f in r["facts"])
-        anyc = sum(f["in_any_claim"] for f in r["facts"])
+        stage = {
+            k: sum(f[k] for f in r["facts"]) for k in ("in_retrieved_text", "in_one_passage", "in_any_claim")
+        }
         print(
             f"{r['id']:34} {r['facts_found']:>2}/{r['facts_total']:<2} {pct(r['fact_recall']):>6} "
             f"{pct(r['on_answer_page_share']):>7} {r['cited_claims']:>5} "
             f"{'yes' if r['deliverable'] else 'NO':>5} "
-            f"{'-' if r['exit_code'] is None else r['exit_code']:>4} {r['seconds']:6.1f}  "
-            f"{'Y' if r['answer_page_in_candidates'] else 'n'}/{'Y' if r['answer_page_retrieved'] else 'n'}/"
-            f"{text}/{anyc}"
+            f"{'-' if r['exit_code'] is None else r['exit_code']:>4} {r['seconds'] or 0:6.1f}  "
+            f"{'Y' if r['answer_page_in_candidates'] else 'n'}/"
+            f"{'Y' if r['answer_page_retrieved'] else 'n'} | "
+            f"{stage['in_retrieved_text']}/{stage['in_one_passage']}/{stage['in_any_claim']}"
         )
     s = summary
     print(
@@ -655,14 +683,16 @@ def print_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     )
     print(
         f"deliverable {pct(s['deliverable_rate'])} of runs, exit 0 {pct(s['exit_zero_rate'])}; "
-        f"seconds per run "
-        f"mean {s['seconds_mean']:.1f}, median {s['seconds_median']:.1f} (total {s['seconds_total']:.0f})"
+        f"seconds per run mean {s['seconds_mean']:.1f}, median {s['seconds_median']:.1f} "
+        f"(total {s['seconds_total']:.0f})"
     )
     fun = s["fact_funnel"]
     print(
-        f"answer page among candidates {pct(s['answer_page_in_candidates_rate'])}, retrieved "
-        f"{pct(s['answer_page_retrieved_rate'])} of runs; facts in retrieved text {fun['in_retrieved_text']}"
-        f"/{fun['total']}, in any claim {fun['in_any_claim']}, in a cited supported claim {fun['found']}"
+        f"answer page among the candidates in {pct(s['answer_page_in_candidates_rate'])} of runs, "
+        f"retrieved in {pct(s['answer_page_retrieved_rate'])}; of {fun['total']} facts: "
+        f"{fun['in_retrieved_text']} in the retrieved text, "
+        f"{fun['in_one_passage']} inside one prose passage, "
+        f"{fun['in_any_claim']} in a claim, {fun['found']} in a cited supported claim"
     )
 
 
@@ -713,6 +743,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--cache-dir", type=Path, help="where the Debian packages are unpacked")
     parser.add_argument("--port", action="append", default=[], metavar="CORPUS=PORT", help="override a port")
     parser.add_argument("--check-devset", action="store_true", help="verify every fact is on an answer page")
+    parser.add_argument(
+        "--rescore", type=Path, metavar="RUNS_DIR", help="score the runs kept in RUNS_DIR again; run nothing"
+    )
     args = parser.parse_args(argv)
     return args, run_args
 
@@ -750,23 +783,6 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
         run_args = ["--sources", "web", *run_args]
     if args.model:
         run_args = ["--model", args.model, *run_args]
-    needed = sorted({o.corpus for o in objectives}, key=list(corpora).index)
-    versions = {}
-    roots = {}
-    for name in needed:
-        roots[name], versions[corpora[name].package] = ensure_corpus(corpora[name], cache)
-
-    scratch = tempfile.TemporaryDirectory(prefix="quality-bench-")
-    work = (args.runs_dir or Path(scratch.name) / "runs").resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-    env.update(
-        {
-            "RESEARCH_ENGINE_SEARCH_ORDER": "searxng",
-            "RESEARCH_ENGINE_CACHE_DIR": str(Path(scratch.name) / "http-cache"),
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-    )
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     out_json = None if args.no_json else (args.json_out or RESULTS_DIR / f"quality-{stamp}.json")
     version = subprocess.run([*engine_cmd(), "--version"], capture_output=True, text=True, check=False).stdout
@@ -780,21 +796,46 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
             "path": os.path.relpath(args.devset.resolve(), ROOT),
             "sha256": hashlib.sha256(args.devset.read_bytes()).hexdigest(),
         },
-        "packages": versions,
+        "packages": {},
         "run_args": run_args,
         "only": args.only,
-        "runs_dir": str(work) if args.runs_dir else None,
+        "runs_dir": None,
         "python": sys.version.split()[0],
         "summary": {},
         "objectives": [],
     }
+    if args.rescore:
+        work = args.rescore.resolve()
+        rows = [score_dir(o, work / o.id) for o in objectives if (work / o.id / "bench-run.json").is_file()]
+        if not rows:
+            raise BenchError(f"no kept run of these objectives under {work}")
+        payload.update({"rescored": str(work), "run_args": None, "git": None, "engine": None})
+        return report(rows, payload, work, out_json)
+
+    needed = sorted({o.corpus for o in objectives}, key=list(corpora).index)
+    roots = {}
+    for name in needed:
+        roots[name], payload["packages"][corpora[name].package] = ensure_corpus(corpora[name], cache)
+    scratch = tempfile.TemporaryDirectory(prefix="quality-bench-")
+    work = (args.runs_dir or Path(scratch.name) / "runs").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    payload["runs_dir"] = str(work) if args.runs_dir else None
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+    env.update(
+        {
+            "RESEARCH_ENGINE_SEARCH_ORDER": "searxng",
+            "RESEARCH_ENGINE_CACHE_DIR": str(Path(scratch.name) / "http-cache"),
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+    )
     servers: dict[str, CorpusServer] = {}
     rows: list[dict[str, Any]] = []
     try:
         for name in needed:
             servers[name] = CorpusServer(name, roots[name], corpora[name].port, work).start()
+            package = corpora[name].package
             print(
-                f"serving {corpora[name].package} {versions[corpora[name].package]}: "
+                f"serving {package} {payload['packages'][package]}: "
                 f"{servers[name].pages} pages at {servers[name].url}",
                 file=sys.stderr,
             )
@@ -809,10 +850,10 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
                 f"exit {row['exit_code']}, {row['seconds']:.0f} s",
                 file=sys.stderr,
             )
-            payload["objectives"] = rows
-            payload["summary"] = summarize(rows)
             if out_json:
-                write_json(out_json, payload)
+                write_json(
+                    out_json, {**payload, "summary": summarize(rows), "objectives": _relative(rows, work)}
+                )
     except KeyboardInterrupt:
         print("interrupted: reporting the runs that finished", file=sys.stderr)
     finally:
@@ -822,8 +863,22 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
             scratch.cleanup()
     if not rows:
         return 1
+    return report(rows, payload, work, out_json)
+
+
+def _relative(rows: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
+    """Rows with run_dir relative to the runs directory (a temporary one means nothing later)."""
+    out = []
+    for row in rows:
+        run_dir = row.get("run_dir")
+        out.append({**row, "run_dir": os.path.relpath(run_dir, work) if run_dir else None})
+    return out
+
+
+def report(rows: list[dict[str, Any]], payload: dict[str, Any], work: Path, out_json: Path | None) -> int:
     payload["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     payload["summary"] = summarize(rows)
+    payload["objectives"] = _relative(rows, work)
     print_table(rows, payload["summary"])
     if out_json:
         write_json(out_json, payload)
