@@ -742,6 +742,13 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--timeout", type=float, default=2100, help="seconds before a run is killed")
     parser.add_argument("--cache-dir", type=Path, help="where the Debian packages are unpacked")
     parser.add_argument("--port", action="append", default=[], metavar="CORPUS=PORT", help="override a port")
+    parser.add_argument(
+        "--brief",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set a brief field for every objective (VALUE is YAML), e.g. --brief recency=any",
+    )
     parser.add_argument("--check-devset", action="store_true", help="verify every fact is on an answer page")
     parser.add_argument(
         "--rescore", type=Path, metavar="RUNS_DIR", help="score the runs kept in RUNS_DIR again; run nothing"
@@ -760,7 +767,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace, run_args: list[str]) -> int:
-    corpora, objectives, _ = load_devset(args.devset)
+    corpora, objectives, devset = load_devset(args.devset)
     if args.only:
         unknown = set(args.only) - {o.id for o in objectives}
         if unknown:
@@ -773,6 +780,14 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
                 f"--port wants CORPUS=PORT with CORPUS one of {', '.join(corpora)}; got {spec!r}"
             )
         corpora[name].port = int(port)
+    overrides: dict[str, Any] = {}
+    for spec in args.brief:
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip():
+            raise BenchError(f"--brief wants FIELD=VALUE; got {spec!r}")
+        overrides[name.strip()] = _yaml_value(value)
+    for obj in objectives:
+        obj.brief = {**obj.brief, **overrides}
     cache = (
         args.cache_dir or Path(os.environ.get("RESEARCH_ENGINE_BENCH_CACHE") or DEFAULT_CACHE)
     ).expanduser()
@@ -798,6 +813,8 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
         },
         "packages": {},
         "run_args": run_args,
+        "brief": devset.get("brief") or {},
+        "brief_overrides": overrides,
         "only": args.only,
         "runs_dir": None,
         "python": sys.version.split()[0],
@@ -864,6 +881,15 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
     if not rows:
         return 1
     return report(rows, payload, work, out_json)
+
+
+def _yaml_value(text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise BenchError(f"--brief value {text!r} is not valid YAML") from None
 
 
 def _relative(rows: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
