@@ -543,6 +543,7 @@ def run_one(
         *run_args,
     ]
     started = time.perf_counter()
+    cpu_before = _children_cpu()
     try:
         proc = subprocess.run(
             cmd,
@@ -562,6 +563,7 @@ def run_one(
         )
         stderr = f"timed out after {timeout:.0f} s"
     seconds = time.perf_counter() - started
+    cpu = _children_cpu() - cpu_before
     (out / "run.stdout").write_text(stdout or "", encoding="utf-8")
     (out / "run.stderr").write_text(stderr or "", encoding="utf-8")
     envelope: dict[str, Any] = {}
@@ -575,12 +577,21 @@ def run_one(
     facts = {
         "exit_code": exit_code,
         "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),
         "run_root": (envelope.get("data") or {}).get("run_root"),
         "base_url": server.url,
         "errors": errors,
     }
     (out / "bench-run.json").write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
     return score_dir(obj, out)
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of finished child processes (unlike wall time, not inflated by load)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def score_dir(obj: Objective, out: Path) -> dict[str, Any]:
@@ -596,6 +607,7 @@ def score_dir(obj: Objective, out: Path) -> dict[str, Any]:
         "objective": obj.objective,
         "exit_code": facts.get("exit_code"),
         "seconds": facts.get("seconds"),
+        "cpu_seconds": facts.get("cpu_seconds"),
         "run_dir": str(run) if run else None,
         "errors": facts.get("errors") or [],
     }
@@ -645,6 +657,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds_mean": statistics.mean(secs),
         "seconds_median": statistics.median(secs),
         "seconds_total": sum(secs),
+        "cpu_seconds_mean": statistics.mean(r.get("cpu_seconds") or 0.0 for r in rows),
+        "cpu_seconds_median": statistics.median(r.get("cpu_seconds") or 0.0 for r in rows),
         "answer_page_in_candidates_rate": sum(r["answer_page_in_candidates"] for r in rows) / len(rows),
         "answer_page_retrieved_rate": sum(r["answer_page_retrieved"] for r in rows) / len(rows),
         "fact_funnel": {"total": facts, **funnel},
@@ -684,7 +698,8 @@ def print_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     print(
         f"deliverable {pct(s['deliverable_rate'])} of runs, exit 0 {pct(s['exit_zero_rate'])}; "
         f"seconds per run mean {s['seconds_mean']:.1f}, median {s['seconds_median']:.1f} "
-        f"(total {s['seconds_total']:.0f})"
+        f"(total {s['seconds_total']:.0f}); CPU seconds mean {s['cpu_seconds_mean']:.1f}, "
+        f"median {s['cpu_seconds_median']:.1f}"
     )
     fun = s["fact_funnel"]
     print(
