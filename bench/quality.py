@@ -882,6 +882,8 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
                 f"exit {row['exit_code']}, {row['seconds']:.0f} s",
                 file=sys.stderr,
             )
+            for error in row["errors"] if row["exit_code"] != 0 else []:
+                print(f"    error: {error}", file=sys.stderr)
             if out_json:
                 write_json(
                     out_json, {**payload, "summary": summarize(rows), "objectives": _relative(rows, work)}
