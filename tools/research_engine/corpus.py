@@ -47,6 +47,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from research_engine import bounded, libraries
 from research_engine.errors import BadInput
+from research_engine.net.content import decode_text
 from research_engine.terms import fold, words
 
 PAGE_SIZE = 10
@@ -150,9 +151,11 @@ class CorpusPage:
 def page_text(html: bytes) -> tuple[str, str]:
     """(title, main text) of an HTML page, fast enough to index hundreds of pages."""
     lxml_html = libraries.lxml_html()
-
+    # Decoded the way the fetcher decodes a page (BOM, <meta charset>, UTF-8, detection): lxml alone reads
+    # bytes without a declared charset as Latin-1, which garbles every UTF-8 page that does not declare one.
+    text, _ = decode_text(html, None, "html")
     try:
-        root = lxml_html.document_fromstring(html)
+        root = lxml_html.document_fromstring(text)
     except Exception:  # empty or unparsable pages carry no text
         return "", ""
     title = " ".join((root.findtext(".//title") or "").split())
@@ -160,8 +163,7 @@ def page_text(html: bytes) -> tuple[str, str]:
     main = mains[0]
     for bad in main.xpath(".//script|.//style|.//nav|.//noscript|.//*[contains(@class,'headerlink')]"):
         bad.drop_tree()
-    text = " ".join(main.text_content().split())
-    return title, text
+    return title, " ".join(main.text_content().split())
 
 
 class Bm25Index:

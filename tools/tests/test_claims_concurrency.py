@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from helpers_core import add_source, add_sq
 
 from research_engine import claims, validate
@@ -15,6 +16,7 @@ from research_engine.schemas import validate as validate_schema
 N = 64
 
 
+@pytest.mark.slow
 def test_64_concurrent_claims_add_give_64_distinct_ids_and_a_ledger_holding_all(locked_run):
     add_sq(locked_run, "What do the figures say?", "quantitative")
     text = "\n\n".join(f"Figure {i} reports {1000 + i} tonnes in region {i}." for i in range(N))

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from research_engine import report, trace, validate
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -81,3 +83,7 @@ def test_readme_main_job_names_the_committed_example_and_runs_offline(cli, tmp_p
     code, out, _, env = cli(*args, "--json")
     assert code == 0, out
     assert env["data"]["status"] == "complete"
+    assert env["data"]["figures"]["replay_misses"] == []
+    run = trace.open_run(env["data"]["run_root"])
+    assert validate.validate_run(run).ok
+    assert report.check(run, run.path("result")).ok
