@@ -10,6 +10,10 @@ call does the same work.
 
     .venv/bin/python bench/startup.py [--runs 21] [--compare OTHER/bin/research-engine ...]
 
+Commands run with bytecode caching on even where PYTHONDONTWRITEBYTECODE is set (as on these machines): an
+installed package has its .pyc files (pip compiles a wheel's modules; an editable install writes them on the
+first call), so compiling the package's source on every call would time something users never pay.
+
 `--cpu` times the CPU the command used instead of wall time (steadier on a busy machine). `--compare`
 (repeatable) times other installations in the same rounds (the code before a change, or
 another typer, installed in another venv) and prints their medians and ratios beside this one's.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -43,6 +48,7 @@ PAGE = (
     + "</article></body></html>"
 )
 CLAIM = "The survey counted 42 respondents in the sample."
+CHILD_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
 class _Page(http.server.BaseHTTPRequestHandler):
@@ -59,7 +65,7 @@ class _Page(http.server.BaseHTTPRequestHandler):
 
 
 def _call(exe: str, *args: str) -> dict:
-    proc = subprocess.run([exe, *args, "--json"], capture_output=True, text=True, check=False)
+    proc = subprocess.run([exe, *args, "--json"], capture_output=True, text=True, check=False, env=CHILD_ENV)
     if proc.returncode != 0:
         raise SystemExit(f"setup failed: research-engine {' '.join(args)}\n{proc.stdout}{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])["data"]
@@ -91,7 +97,7 @@ def time_ms(cmd: list[str], before: Callable[[], None] | None, cpu: bool = False
     if before is not None:
         before()
     start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, capture_output=True, check=False)
+    subprocess.run(cmd, capture_output=True, check=False, env=CHILD_ENV)
     if cpu:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
@@ -133,7 +139,9 @@ def main() -> None:
         for name, (argv, _) in commands.items():  # each must succeed, or its timing means nothing
             for label, path in exes.items():
                 fresh()
-                proc = subprocess.run([path, *argv], capture_output=True, text=True, check=False)
+                proc = subprocess.run(
+                    [path, *argv], capture_output=True, text=True, check=False, env=CHILD_ENV
+                )
                 if proc.returncode != 0:
                     raise SystemExit(
                         f"{label}: research-engine {name} exited {proc.returncode}\n{proc.stderr}"
