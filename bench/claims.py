@@ -137,7 +137,9 @@ def main() -> None:
             f"--adds must be 1..{PASSAGES - BUILT_PER_SOURCE}, sizes <= {SOURCES * BUILT_PER_SOURCE}"
         )
     exe = shutil.which("research-engine", path=str(Path(sys.executable).parent)) or "research-engine"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}  # the CLI runs this checkout's library
+    # The CLI runs this checkout's library, with bytecode caching on as an installed package has it.
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as scratch:
         runs = {}
         for n in sizes:
