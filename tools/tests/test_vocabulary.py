@@ -117,7 +117,9 @@ def test_no_module_outside_the_vocabulary_spells_out_a_closed_set():
     sets = [frozenset(member.value for member in enum) for enum in _all_enums()]
     offenders = []
     for path in package.rglob("*.py"):
-        if path.name == "vocabulary.py":
+        # The compiled validators repeat the schemas' enums by construction (test_compiled_schemas keeps them
+        # in step with schema/, and this module's first test keeps schema/ in step with the vocabulary).
+        if path.name == "vocabulary.py" or path.parent.name == "_validators":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 3:
