@@ -148,12 +148,18 @@ class CorpusPage:
     title_terms: frozenset[str] = frozenset()
 
 
+_XML_DECLARATION_RE = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
+
+
 def page_text(html: bytes) -> tuple[str, str]:
     """(title, main text) of an HTML page, fast enough to index hundreds of pages."""
     lxml_html = libraries.lxml_html()
     # Decoded the way the fetcher decodes a page (BOM, <meta charset>, UTF-8, detection): lxml alone reads
     # bytes without a declared charset as Latin-1, which garbles every UTF-8 page that does not declare one.
     text, _ = decode_text(html, None, "html")
+    # lxml refuses a str that still declares its encoding (XHTML such as PostgreSQL's documentation opens
+    # with `<?xml ... encoding="UTF-8"?>`); the text is decoded already, so the declaration goes.
+    text = _XML_DECLARATION_RE.sub("", text, count=1)
     try:
         root = lxml_html.document_fromstring(text)
     except Exception:  # empty or unparsable pages carry no text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 
 import httpx
@@ -54,6 +55,14 @@ def test_a_utf8_page_without_a_declared_charset_is_indexed_as_utf8(tmp_path):
     page = "<html><head><title>threading \u2014 Thread-based parallelism</title></head><body>x</body></html>"
     (tmp_path / "p.html").write_text(page, encoding="utf-8")
     assert page_text((tmp_path / "p.html").read_bytes())[0] == "threading \u2014 Thread-based parallelism"
+
+
+def test_an_xhtml_page_with_an_xml_declaration_is_indexed():
+    """PostgreSQL's documentation is XHTML opening with `<?xml ... encoding="UTF-8"?>` (a real page, as shipped)."""
+    page = Path(__file__).parent / "fixtures" / "docs" / "postgresql-15-runtime-config-resource.html"
+    title, text = page_text(page.read_bytes())
+    assert title == "20.4. Resource Consumption"
+    assert "The default is typically 128 megabytes (128MB)" in text
 
 
 def test_search_answers_in_searxng_shape(corpus_server, shared):
