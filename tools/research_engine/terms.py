@@ -28,7 +28,7 @@ more most my myself no nor not now of off on once only or other our ours ourselv
 same she should so some such than that the their theirs them themselves then there these they
 this those through to too under until up very was we were what when where which while who whom
 why will with would you your yours yourself yourselves also may might must shall us via per
-within without across among regarding whether
+within across among regarding whether many much
 """
 _TEMPLATE_WORDS = """
 evidence say says said state states stated source sources primary official documentation docs

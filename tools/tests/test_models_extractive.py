@@ -9,6 +9,7 @@ from research_engine import grounding
 from research_engine.documents import Passage
 from research_engine.engine.extractive import bm25_scores, is_claim_sentence, sentences, tokens
 from research_engine.engine.factory import make_model
+from research_engine.engine.helpers import already_claimed
 from research_engine.engine.models import (
     ClaimDraft,
     Section,
@@ -364,7 +365,9 @@ def test_at_most_three_claims_per_sub_question_and_no_weak_padding():
     assert 1 <= len(claims) <= 3
 
 
-def test_a_sentence_is_claimed_by_one_sub_question_of_the_run_only():
+def test_a_sentence_in_a_sub_questions_own_source_is_claimable_there_and_the_engine_states_it_once():
+    """Each sub-question claims from its own sources (no other sub-question's better fit takes a sentence
+    away from the only place it was found); the engine keeps the first claim of a sentence per run."""
     model = make_model("extractive")
     plans = model.decompose(CONCURRENCY)
     shared = SourceText(
@@ -393,16 +396,22 @@ def test_a_sentence_is_claimed_by_one_sub_question_of_the_run_only():
             ),
         ],
     )
-    seen: dict[str, str] = {}
+    proposed: dict[str, list[str]] = {}
+    ledger: list[dict] = []
     for i, plan in enumerate(plans, 1):
         sq = {"id": f"SQ-{i:02d}", "text": plan.text, "angle": plan.angle}
         for claim in model.consolidate(CONCURRENCY, sq, [shared]):
-            assert claim.text not in seen, f"{claim.text!r} claimed by {seen.get(claim.text)} and {sq['id']}"
-            seen[claim.text] = sq["id"]
-    assert len(seen) >= 3
-    by_angle = {p.text: p.angle for p in plans}
-    owners = {text: by_angle[plans[int(sq[3:]) - 1].text] for text, sq in seen.items()}
-    assert owners[shared.passages[3].text] == "time"  # the versioned sentence answers the time angle
+            proposed.setdefault(claim.text, []).append(sq["id"])
+            refs = [ref for ref, _ in claim.evidence]
+            if not already_claimed(ledger, sq["id"], claim.text, refs):
+                ledger.append({"sub_question": sq["id"], "text": claim.text, "status": "active"})
+    time_sq = next(f"SQ-{i:02d}" for i, p in enumerate(plans, 1) if p.angle == "time")
+    # The versioned sentence is eligible for the time angle, and the time sub-question claims it.
+    assert time_sq in proposed[shared.passages[3].text]
+    assert len({c["text"] for c in ledger}) == len(ledger) >= 3  # each sentence stated once per run
+    retired = [{"sub_question": "SQ-01", "text": "A.", "status": "retired", "evidence": [{"source": "x"}]}]
+    assert not already_claimed(retired, "SQ-02", "A.", ["x"])  # a refusal elsewhere does not block it
+    assert already_claimed(retired, "SQ-01", "A.", ["x"])  # the same refused evidence is not tried again
 
 
 def test_decomposition_consolidation_and_judgement_are_the_same_in_every_process():

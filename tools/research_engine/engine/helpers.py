@@ -25,12 +25,15 @@ def ref_key(ref: str) -> tuple[int, int]:
 
 
 def already_claimed(ledger: list[dict[str, Any]], sq: str, text: str, refs: list[str]) -> bool:
-    """A draft the ledger already holds: the same text, active; or retired with the same sources."""
+    """A draft the ledger already holds: the same text active under any sub-question (a run states a
+    finding once, where it was first found); or retired in this sub-question with the same sources."""
     for claim in ledger:
-        if claim["sub_question"] != sq or " ".join(claim["text"].split()) != text:
+        if " ".join(claim["text"].split()) != text:
             continue
         if claim["status"] == "active":
             return True
+        if claim["sub_question"] != sq:
+            continue
         cited = {e["source"] for e in claim.get("evidence") or []}
         if set(refs) == cited:
             return True  # re-adding a refused claim on the same evidence would only be refused again

@@ -4,7 +4,7 @@ trafilatura (`favor_precision=True`, comments off) removes the boilerplate; we w
 XML tree it returns to keep the block structure (heading, paragraph, list item, table
 row, code). When it finds nothing, readability-lxml's `summary(html_partial=True)` is
 walked the same way, and when that is empty too every visible block of `<body>` is kept.
-Two general rules follow: a heading that heads nothing is dropped, and a leading heading
+Inline markup (code, links, emphasis) stays inside its sentence. Two general rules follow: a heading that heads nothing is dropped, and a leading heading
 that repeats the title is dropped. Pure: no network, no writes.
 """
 
@@ -36,7 +36,14 @@ def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str
 
 
 def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
-    """Walk trafilatura's XML (head, p, list/item, table/row/cell, code, quote) into chunks."""
+    """Walk trafilatura's XML (head, p, list/item, table/row/cell, code, quote) into chunks.
+
+    Inline markup stays inside its sentence: trafilatura writes inline `<code>` (a name, a value, a
+    keyword in running text) with the same tag as a code block, so a `code` element is a block only when
+    its text spans lines or it stands alone between blocks; otherwise it is text of the passage around it,
+    and a run of inline elements and their tails between two blocks is one passage ("shared_buffers
+    (integer)", not three fragments).
+    """
     chunks: list[tuple[str, str]] = []
 
     def walk(el: Any) -> None:
@@ -56,26 +63,47 @@ def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
             for row in el.iter("row"):
                 cells = [_xml_text(cell) for cell in row if cell.tag == "cell"]
                 chunks.append(("table-row", " | ".join(c for c in cells if c)))
-        elif tag == "code":
+        elif tag == "code" and _is_code_block(el):
             chunks.append(("code", _xml_text(el)))
-        elif tag in ("p", "quote") and not any(child.tag in _XML_BLOCKS for child in el):
+        elif tag in ("p", "quote") and not any(_is_block(child) for child in el):
             chunks.append(("paragraph", _xml_text(el)))
-        elif tag in _XML_BLOCKS or tag in ("body", "div", "doc", "main", "p", "quote"):
-            loose = clean(el.text)
-            if loose:
-                chunks.append(("paragraph", loose))
-            for child in el:
-                walk(child)
-        else:  # inline element at block level (hi, ref, graphic, lb): its own paragraph
+        elif tag in _XML_BLOCKS or tag in ("body", "div", "doc", "main"):
+            walk_mixed(el)
+        else:  # an inline element reached on its own
             text = _xml_text(el)
             if text:
                 chunks.append(("paragraph", text))
-        tail = clean(el.tail) if tag != "body" else ""
-        if tail:
-            chunks.append(("paragraph", tail))
+
+    def walk_mixed(el: Any) -> None:
+        """Children in order: runs of text and inline elements become one paragraph each."""
+        run: list[str] = [el.text or ""]
+
+        def flush() -> None:
+            text = clean(" ".join(run))
+            if text:
+                chunks.append(("paragraph", text))
+            run.clear()
+
+        for child in el:
+            if _is_block(child) or (child.tag == "code" and _is_code_block(child)):
+                flush()
+                walk(child)
+            else:
+                run.append(_xml_text(child))
+            run.append(child.tail or "")
+        flush()
 
     walk(body)
     return [(kind, text) for kind, text in chunks if text]
+
+
+def _is_code_block(el: Any) -> bool:
+    text = "".join(el.itertext())
+    return "\n" in text.strip() or el.get("lang") is not None
+
+
+def _is_block(el: Any) -> bool:
+    return el.tag in _XML_BLOCKS and el.tag != "code"
 
 
 _XML_BLOCKS = frozenset({"head", "p", "list", "item", "table", "row", "cell", "code", "quote", "div"})

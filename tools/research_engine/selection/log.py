@@ -19,6 +19,7 @@ from research_engine.runstate import current_cycle
 from research_engine.selection.scoring import (
     DEFAULT_BUDGET,
     DOMAIN_CAP,
+    MIN_RELEVANCE,
     MIN_TOTAL,
     SCHEMA,
     SCHEMA_VERSION,
@@ -103,6 +104,7 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
         recency=recency,
         as_of=as_of or date.today(),
         reproducibility=str(fields.get("reproducibility") or "reproducible"),
+        question=str(question.get("text") or ""),
     )
     if not candidates:
         raise BadInput("the candidates file lists no candidates", code="no-candidates", field="candidates")
@@ -126,6 +128,10 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
                 access_tier=cand.get("access_tier"),
                 published=published,
                 domain_uses=used,
+                title=str(cand.get("title") or ""),
+                snippet=str(cand.get("snippet") or ""),
+                url=url,
+                rank=cand.get("rank") if isinstance(cand.get("rank"), int) else None,
             )
             items.append(
                 {
@@ -179,6 +185,7 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
             "budget": budget,
             "domain_cap": DOMAIN_CAP,
             "min_total": MIN_TOTAL,
+            "min_relevance": MIN_RELEVANCE,
             "weights": dict(WEIGHTS),
             "candidates": records,
             "chosen": [r["n"] for r in records if r["verdict"] == "chosen"],
@@ -202,15 +209,16 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
             f"Budget {rnd['budget']}, domain cap {rnd['domain_cap']}, recency {rnd['recency']}, "
             f"{rnd['reproducibility']}. Chosen: {len(rnd['chosen'])} of {len(rnd['candidates'])}.",
             "",
-            "| # | verdict | total | fit | verif. | access | fresh | primary | divers. | source |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| # | verdict | total | relev. | fit | verif. | access | fresh | primary | divers. | source |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c in rnd["candidates"]:
             s = c["scores"]
             label = (c["title"] or c["url"]).replace("|", "/")[:70]
             shown = escaping.link(c["url"], label).replace("|", "%7C")  # a pipe would end the table cell
+            relevant = f"{s['relevance']:.2f}" if "relevance" in s else "-"  # logs written before relevance
             lines.append(
-                f"| {c['n']} | {c['verdict']} | {s['total']:.2f} | {s['fit']:.2f} | "
+                f"| {c['n']} | {c['verdict']} | {s['total']:.2f} | {relevant} | {s['fit']:.2f} | "
                 f"{s['verifiability']:.2f} | {s['access']:.2f} | {s['freshness']:.2f} | "
                 f"{s['primary']:.2f} | {s['diversity']:.2f} | {shown} |"
             )

@@ -6,10 +6,12 @@ budget) and return numbers and verdicts; the weights and tables are data at the
 top of this module. I/O (reading the brief, the run's sources, earlier rounds;
 writing the log) is at the edges, in `selection.log.log_selection`.
 
-It never fetches anything and never judges relevance: whether a page answers
-the sub-question is the agent's call (its `reason`, and `verdict_hint: reject`,
-which is honoured). The module is called `selection` so it cannot shadow the
-standard library's `select`; the CLI command is `select log`.
+It never fetches anything. Relevance is measured, not judged: how many of the
+sub-question's key terms the candidate's title, snippet and URL carry, and its
+search rank (`relevance`); whether a page truly answers is still the agent's
+call too (its `reason`, and `verdict_hint: reject`, which is honoured).
+The module is called `selection` so it cannot shadow the standard library's
+`select`; the CLI command is `select log`.
 The log itself is `selection.log`; the candidates files are `selection.candidates`.
 """
 
@@ -22,6 +24,7 @@ from typing import Any
 
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.schemas import validate
+from research_engine.terms import STOP_WORDS, fold, words
 from research_engine.urls import canonical_key as url_key
 from research_engine.urls import extract_doi, registrable_domain
 from research_engine.vocabulary import API_KINDS
@@ -31,14 +34,16 @@ SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------------------- the tables (data, not logic)
 
-# Weight of each facet in the total; they sum to 1.
+# Weight of each facet in the total; they sum to 1. Relevance to the sub-question weighs most: a
+# primary, fresh, open page about something else is not worth a fetch.
 WEIGHTS: dict[str, float] = {
-    "fit": 0.30,
-    "verifiability": 0.15,
-    "access": 0.15,
-    "freshness": 0.15,
-    "primary": 0.15,
-    "diversity": 0.10,
+    "relevance": 0.35,
+    "fit": 0.20,
+    "verifiability": 0.10,
+    "access": 0.10,
+    "freshness": 0.10,
+    "primary": 0.10,
+    "diversity": 0.05,
 }
 
 # Fit of a modality to a sub-question's claim type (mirrors docs/source-catalog.md).
@@ -124,8 +129,13 @@ FRESHNESS = {"any": 1.0, "unknown_date": 0.5, "in_window_min": 0.7, "near_window
 DIVERSITY: dict[int, float] = {0: 1.0, 1: 0.6}
 DIVERSITY_MANY = 0.3
 
-DOMAIN_CAP = 2  # at most this many chosen candidates from one domain per round
-MIN_TOTAL = 0.5  # below this, a candidate is not worth fetching whatever the budget
+# At most this many chosen candidates from one domain per round while candidates from other domains are
+# left; when only one domain's remain (a site-scoped brief, a local corpus) the budget fills from it.
+DOMAIN_CAP = 2
+MIN_TOTAL = 0.4  # below this, a candidate is not worth fetching whatever the budget
+MIN_RELEVANCE = 0.2  # below this, a candidate is not about the sub-question (no key term, poor rank)
+# A candidate far less relevant than the best one chosen in its round is not fetched to fill the budget.
+RELEVANCE_SHARE = 0.6
 DEFAULT_BUDGET = 4
 
 RECENCY_RE = re.compile(r"^(any|([1-9][0-9]*)([dmy]))$")
@@ -146,6 +156,10 @@ class Facts:
     access_tier: str | None
     published: date | None
     domain_uses: int  # distinct works from this domain the run already uses
+    title: str = ""
+    snippet: str = ""
+    url: str = ""
+    rank: int | None = None  # the search backend's rank, 1 first
 
 
 @dataclass(frozen=True)
@@ -154,10 +168,12 @@ class Context:
     recency: str  # any | Nd | Nm | Ny
     as_of: date
     reproducibility: str = "reproducible"
+    question: str = ""  # the sub-question's text: its key terms measure relevance
 
 
 @dataclass(frozen=True)
 class Scores:
+    relevance: float
     fit: float
     verifiability: float
     access: float
@@ -206,6 +222,35 @@ def freshness(published: date | None, recency: str, as_of: date) -> tuple[float,
     return FRESHNESS["stale"], f"{age} days old, far outside {recency}"
 
 
+def question_terms(question: str) -> set[str]:
+    """The folded key terms of a sub-question (stop words and one-letter words left out)."""
+    return {fold(w) for w in words(question) if w not in STOP_WORDS and len(w) > 1}
+
+
+def relevance(question: str, facts: Facts) -> tuple[float, str]:
+    """How well a candidate matches its sub-question, from what a searcher sees before fetching.
+
+    Three quarters term match (the share of the question's key terms in the title, snippet and URL, with
+    the title and URL counting as much as everything together, since a page named for the topic is the
+    likeliest to hold it), one quarter search rank (1 -> 1.0, 5 -> 0.63, 10 -> 0.43).
+    """
+    wanted = question_terms(question)
+    # The URL path's words count (a page named for its topic), not a DOI suffix: an identifier, not a name.
+    path = re.sub(r"10\.\d{4,9}/\S+", " ", re.sub(r"^[a-z]+://[^/]*", "", facts.url.lower()))
+    headline = {fold(w) for w in words(f"{facts.title} {re.sub(r'[/._-]+', ' ', path)}")}
+    everything = headline | {fold(w) for w in words(facts.snippet)}
+    rank = facts.rank if isinstance(facts.rank, int) and facts.rank > 0 else None
+    rank_score = 1 / (1 + 0.15 * (rank - 1)) if rank else 0.5
+    if not wanted:
+        return round(0.5 + 0.25 * rank_score, 4), "no key terms in the sub-question"
+    found = wanted & everything
+    match = 0.5 * len(found) / len(wanted) + 0.5 * len(wanted & headline) / len(wanted)
+    basis = f"{len(found)}/{len(wanted)} key terms in title, snippet or URL" + (
+        f" ({', '.join(sorted(found)[:6])})" if found else ""
+    )
+    return round(0.75 * match + 0.25 * rank_score, 4), basis + (f"; rank {rank}" if rank else "; no rank")
+
+
 def score(facts: Facts, ctx: Context) -> Scores:
     """The scores of one candidate: a pure function of its facts and the sub-question's context."""
     mod = modality(facts.kind, facts.source_type)
@@ -222,7 +267,9 @@ def score(facts: Facts, ctx: Context) -> Scores:
     fresh, fresh_basis = freshness(facts.published, ctx.recency, ctx.as_of)
     primary = PRIMARY[mod]
     diversity = DIVERSITY.get(facts.domain_uses, DIVERSITY_MANY)
+    relevant, relevance_basis = relevance(ctx.question, facts)
     parts = {
+        "relevance": relevant,
         "fit": fit,
         "verifiability": verifiability,
         "access": access,
@@ -232,6 +279,7 @@ def score(facts: Facts, ctx: Context) -> Scores:
     }
     total = round(sum(WEIGHTS[name] * value for name, value in parts.items()), 4)
     basis = {
+        "relevance": relevance_basis,
         "fit": f"{ctx.claim_type} x {mod}",
         "verifiability": {
             "api": "re-issuable API request",
@@ -262,6 +310,7 @@ def decide(
     budget: int,
     domain_cap: int = DOMAIN_CAP,
     min_total: float = MIN_TOTAL,
+    min_relevance: float = MIN_RELEVANCE,
 ) -> list[Decision]:
     """Choose at most `budget` candidates: a pure function of their facts and scores.
 
@@ -269,7 +318,9 @@ def decide(
     `reason`, and optional `avoided` / `retrieved_as` (set by the caller from the
     brief and the run). Order of consideration: total score, then the agent's
     `choose` hint, then the backend rank, then input order. Duplicates by key
-    keep the best-scored copy and name it in the others' why.
+    keep the best-scored copy and name it in the others' why. The domain cap is a
+    preference: a capped candidate is chosen after all when no candidate from
+    another domain is left to fill the budget, and its why says so.
     """
     decisions: dict[int, Decision] = {}
     order = sorted(
@@ -283,7 +334,33 @@ def decide(
     )
     first_by_key: dict[str, int] = {}
     chosen_by_domain: dict[str, int] = {}
-    chosen = 0
+    capped: list[tuple[int, int]] = []  # (position, index) held back by the domain cap
+    chosen: list[int] = []
+
+    def choose(i: int, position: int, note: str = "") -> None:
+        s = scores[i]
+        chosen.append(i)
+        domain = items[i].get("domain") or ""
+        chosen_by_domain[domain] = chosen_by_domain.get(domain, 0) + 1
+        strong = sorted(WEIGHTS, key=lambda name: -getattr(s, name) * WEIGHTS[name])[:2]
+        decisions[i] = Decision(
+            i,
+            s,
+            "chosen",
+            f"ranked {position} by score {s.total:.2f}; strongest: "
+            + ", ".join(f"{n} {getattr(s, n):.2f} ({s.basis[n]})" for n in strong)
+            + note,
+        )
+
+    def too_weak(i: int) -> str | None:
+        best = max((scores[c].relevance for c in chosen), default=0.0)
+        if chosen and scores[i].relevance < RELEVANCE_SHARE * best:
+            return (
+                f"relevance {scores[i].relevance:.2f} is far below the best chosen ({best:.2f}): "
+                "not fetched to fill the budget"
+            )
+        return None
+
     for position, i in enumerate(order, 1):
         item, s = items[i], scores[i]
 
@@ -306,26 +383,38 @@ def decide(
         if item.get("retrieved_as"):
             reject(f"already retrieved for this sub-question as {item['retrieved_as']}")
             continue
+        if s.relevance < min_relevance and item.get("verdict_hint") != "choose":
+            floor = f"relevance {s.relevance:.2f} is below the floor {min_relevance:.2f}"
+            reject(f"{floor} ({s.basis.get('relevance')})")
+            continue
         if s.total < min_total:
             reject(f"score {s.total:.2f} is below the floor {min_total:.2f}")
             continue
-        domain = item.get("domain") or ""
-        if chosen_by_domain.get(domain, 0) >= domain_cap:
-            reject(f"domain cap reached: {domain_cap} already chosen from {domain}")
-            continue
-        if chosen >= budget:
+        if len(chosen) >= budget:
             reject(f"ranked {position} by score {s.total:.2f}; the budget of {budget} source(s) is full")
             continue
-        chosen += 1
-        chosen_by_domain[domain] = chosen_by_domain.get(domain, 0) + 1
-        strong = sorted(WEIGHTS, key=lambda name: -getattr(s, name))[:2]
-        decisions[i] = Decision(
-            i,
-            s,
-            "chosen",
-            f"ranked {position} by score {s.total:.2f}; strongest: "
-            + ", ".join(f"{n} {getattr(s, n):.2f} ({s.basis[n]})" for n in strong),
-        )
+        weak = too_weak(i)
+        if weak:
+            reject(weak)
+            continue
+        domain = item.get("domain") or ""
+        if chosen_by_domain.get(domain, 0) >= domain_cap:
+            capped.append((position, i))
+            continue
+        choose(i, position)
+    for position, i in capped:  # the cap gives way when no other domain is left to fill the budget
+        domain = items[i].get("domain") or ""
+        if len(chosen) >= budget:
+            why = f"domain cap reached: {domain_cap} already chosen from {domain}"
+            if not any(items[c].get("domain") != domain for c in chosen) and len(chosen) >= budget:
+                why += f"; the budget of {budget} source(s) is full"
+            decisions[i] = Decision(i, scores[i], "rejected", why)
+            continue
+        weak = too_weak(i)
+        if weak:
+            decisions[i] = Decision(i, scores[i], "rejected", weak)
+            continue
+        choose(i, position, f"; domain cap of {domain_cap} lifted: no candidate from another domain is left")
     return [decisions[i] for i in range(len(items))]
 
 

@@ -4,9 +4,12 @@ Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, ID
 the sentence pool), `sentence_candidates` (the quotable sentences of the fetched
 passages: fragments, code, navigation and headings filtered out) and `sentence_claims`:
 a sentence must carry a focus term of the sub-question (and the angle's cue words for
-the time and counter angles) and be owned by this sub-question (`targets.owner`); at
-most `max_claims` strong ones, `per_source_cap` per source; the same sentence in
-another source corroborates the claim instead of repeating it.
+the time and counter angles); at most `max_claims` strong ones, `per_source_cap` per
+source; the same sentence in another source corroborates the claim instead of repeating
+it. Every sentence of the sub-question's own sources is a candidate: a sentence that
+another sub-question's wording fits better is still this one's when it is found here
+(an earlier rule gave it to the better-fitting sub-question, which often never fetched
+the page, so the answer was claimed nowhere); the engine states a finding once per run.
 
 BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no
 dependency, and this way the tokenizer, stop words and tie-breaking (deterministic, by
@@ -21,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from research_engine.engine.extractive.targets import owner, plan_targets
+from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
 from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.vocabulary import Confidence
@@ -33,6 +36,7 @@ KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
 
 
 @dataclass
@@ -85,13 +89,21 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             after_code, previous_kind = previous_kind == "code", passage.kind
             if passage.kind not in CLAIM_PASSAGE_KINDS:
                 continue
-            for n, (start, end) in enumerate(sentences(passage.text)):
+            spans = sentences(passage.text)
+            for n, (start, end) in enumerate(spans):
                 position += 1
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
-                if is_claim_sentence(text):
-                    out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text)))
+                if not is_claim_sentence(text):
+                    continue
+                if n and DANGLING_START_RE.match(text):
+                    # "This is the most secure method": the quote takes the sentence that says what "this"
+                    # is, so the claim stands on its own (still one verbatim span of the passage).
+                    joined = passage.text[spans[n - 1][0] : end]
+                    if len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                        text = joined
+                out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text)))
     return out
 
 
@@ -113,7 +125,7 @@ def sentence_claims(
     weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in target.focus else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     for i, cand in enumerate(candidates):
-        if DANGLING_START_RE.match(cand.text):
+        if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
             scores[i] *= DANGLING_PENALTY
         # A sentence naming more of the question's subjects answers more of it ("threads and
         # asyncio" for a question about threads, processes and asyncio).
@@ -143,8 +155,6 @@ def sentence_claims(
                 draft.evidence.append((cand.ref, cand.text))
                 draft.confidence = Confidence.HIGH
             continue
-        if owner(targets, have, cand.text) != me:
-            continue  # another sub-question of the plan answers this sentence better: it is claimed there
         if any(jaccard(have, other) >= 0.8 for other in chosen_terms):
             continue  # a near-duplicate of a claim already chosen
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:

@@ -23,7 +23,7 @@ from research_engine.engine.models import SelectionJudgement
 from research_engine.terms import fold
 from research_engine.vocabulary import Angle, SelectionHint
 
-QUERY_TERMS = 5
+QUERY_TERMS = 8  # enough for a question's names, versions and key nouns (five cut the answer's own words)
 ANGLE_TERMS: dict[str, str] = {
     Angle.ENTITY: "",
     Angle.TIME: "changed version",
