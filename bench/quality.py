@@ -400,10 +400,24 @@ def url_page(url: str | None, base: str) -> str | None:
     return path + "index.html" if path.endswith("/") or not path else path
 
 
+def read_claims(run: Path) -> list[dict[str, Any]]:
+    """Every claim the run recorded: the `claim-added` events of the ledger (consolidate/claims.jsonl), or
+    the draft's front matter for runs made before the ledger was a log."""
+    ledger = run / "consolidate" / "claims.jsonl"
+    if not ledger.is_file():
+        draft, _ = front_matter(run / "consolidate" / "synthesis.draft.md")
+        return list(draft.get("claims") or [])
+    claims = []
+    for line in ledger.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line) if line.strip() else {}
+        if event.get("event") == "claim-added":
+            claims.append(event)
+    return claims
+
+
 def read_trace(run: Path, base: str) -> dict[str, Any]:
     """What the scorer needs from a run's trace tree (never the engine's own figures)."""
     result_meta, _ = front_matter(run / "synthesis" / "result.md")
-    draft, _ = front_matter(run / "consolidate" / "synthesis.draft.md")
     sources: dict[str, dict[str, Any]] = {}
     for path in sorted((run / "retrieve").glob("SQ-*/SRC-*.md")):
         meta, body = front_matter(path)
@@ -439,7 +453,7 @@ def read_trace(run: Path, base: str) -> dict[str, Any]:
     return {
         "has_result": (run / "synthesis" / "result.md").is_file(),
         "result": result_meta,
-        "claims": draft.get("claims") or [],
+        "claims": read_claims(run),
         "verdicts": latest_verdicts(run),
         "sources": sources,
         "candidate_pages": candidates,
