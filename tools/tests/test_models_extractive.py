@@ -764,3 +764,34 @@ def test_scripted_selection_judgements_accept_dicts_and_bare_reasons():
     model = ScriptedModel({"select_judgement": [{"reason": "off", "verdict_hint": "reject"}, "fine"]})
     assert model.select_judgement({}, {}, {}) == SelectionJudgement("off", "reject")
     assert model.select_judgement({}, {}, {}) == SelectionJudgement("fine", None)
+
+
+def test_follow_up_questions_carry_their_subject_and_the_asker_drops_out():
+    from research_engine.engine.extractive.plan import plan_of
+
+    texts = [
+        p.text
+        for p in plan_of(
+            {
+                "objective": "Which function replaced pg_start_backup in PostgreSQL 15, "
+                "and what does it return?",
+                "recency": "any",
+            }
+        )
+    ]
+    assert texts[1] == "What does function replaced pg_start_backup in PostgreSQL 15 return?"
+    texts = [
+        p.text for p in plan_of({"objective": "Which Memcached cache backend should I use with Django 3.2?"})
+    ]
+    assert all("should I use" not in t for t in texts[1:])
+    assert any("Memcached cache backend to use with Django 3.2" in t for t in texts[1:])
+    texts = [
+        p.text
+        for p in plan_of(
+            {
+                "objective": "What is the default isolation level in PostgreSQL, "
+                "and which one is the strictest?"
+            }
+        )
+    ]
+    assert "isolation level" in texts[1] and "strictest" in texts[1]

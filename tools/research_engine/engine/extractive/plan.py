@@ -83,10 +83,15 @@ _SUBJECT_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
-    r"^(?:(?:how|what|why|when|which|who|where|whether)\b\s*(?:(?:do|does|did|is|are|was|were|can|could|"
-    r"should|would|will|has|have)\b\s*)?)?(?:the\s+)?",
+    r"^(?:(?:how|what|why|when|which|who|where|whether)\b\s*)?(?:(?:do|does|did|is|are|was|were|can|could|"
+    r"should|would|will|has|have)\b\s*(?:(?:i|we|you|one)\b\s*)?)?(?:the\s+)?",
     re.IGNORECASE,
 )
+# "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
+_ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
+# A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
+_PRONOUN_RE = re.compile(r"\b(it|they|them|its|their)\b", re.IGNORECASE)
+_WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
 _QUESTION_START_RE = re.compile(
     r"^(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b", re.I
 )
@@ -165,7 +170,8 @@ class Facet:
         """The facet's topic in a few words, for the angle questions."""
         if self.items:
             return f"{_join(self.items)}{self.tail}"
-        return _LEAD_RE.sub("", self.clause, count=1).strip() or self.clause
+        topic = _LEAD_RE.sub("", self.clause, count=1).strip() or self.clause
+        return _ASKER_RE.sub(" to ", topic)
 
 
 @dataclass
@@ -224,7 +230,25 @@ def facets_of(objective: str) -> list[Facet]:
             subject = _SUBJECT_RE.match(clause)
             facet.subject = subject.group("subject").strip() if subject else ""
         out.append(facet)
+    for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
+        facet.clause = _resolved(facet.clause, out[0])
     return out
+
+
+def _resolved(clause: str, first: Facet) -> str:
+    """`clause` with a pronoun standing for the first facet replaced by that facet's topic."""
+    if _WHICH_ONE_RE.search(clause):
+        of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
+        return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
+    if not _PRONOUN_RE.search(clause):
+        return clause
+    topic = first.phrase
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(1).lower()
+        return f"{topic}'s" if word in ("its", "their") else topic
+
+    return _PRONOUN_RE.sub(swap, clause, count=1)
 
 
 def _question(clause: str) -> str:
