@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -58,7 +58,7 @@ def test_a_utf8_page_without_a_declared_charset_is_indexed_as_utf8(tmp_path):
 
 
 def test_an_xhtml_page_with_an_xml_declaration_is_indexed():
-    """PostgreSQL's documentation is XHTML opening with `<?xml ... encoding="UTF-8"?>` (a real page, as shipped)."""
+    """PostgreSQL's documentation is XHTML opening with an XML declaration (a real page, as shipped)."""
     page = Path(__file__).parent / "fixtures" / "docs" / "postgresql-15-runtime-config-resource.html"
     title, text = page_text(page.read_bytes())
     assert title == "20.4. Resource Consumption"

@@ -4,8 +4,9 @@ trafilatura (`favor_precision=True`, comments off) removes the boilerplate; we w
 XML tree it returns to keep the block structure (heading, paragraph, list item, table
 row, code). When it finds nothing, readability-lxml's `summary(html_partial=True)` is
 walked the same way, and when that is empty too every visible block of `<body>` is kept.
-Inline markup (code, links, emphasis) stays inside its sentence. Two general rules follow: a heading that heads nothing is dropped, and a leading heading
-that repeats the title is dropped. Pure: no network, no writes.
+Inline markup (code, links, emphasis) stays inside its sentence. Two general rules
+follow: a heading that heads nothing is dropped, and a leading heading that repeats the
+title is dropped. Pure: no network, no writes.
 """
 
 from __future__ import annotations

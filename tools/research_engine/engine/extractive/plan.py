@@ -65,6 +65,13 @@ QUANTITY_RE = re.compile(
     r"income|output|trade|exports?|imports?|debt|statistic\w*|figures?|quantit\w*)\b",
     re.IGNORECASE,
 )
+# An objective that asks about change over time: only then is a "what changed" sub-question more than padding
+# (on a documentation site it otherwise matches any page that mentions a year).
+TIME_RE = re.compile(
+    r"\b(chang\w*|new|newer|since|version\w*|release\w*|recent\w*|latest|histor\w*|deprecat\w*|removed?|"
+    r"added|introduc\w*|replac\w*|trend\w*|over time|years?|decades?|evolv\w*|still|anymore|no longer)\b",
+    re.IGNORECASE,
+)
 SOURCE_TYPE_RE = re.compile(
     r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
 )
@@ -316,14 +323,15 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
             facet_plans.append((_question(facet.clause), angle, None))
     extra: list[tuple[str, str, set[str] | None]] = []
     phrase_focus = main_focus or None
-    extra.append(
-        (f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?", Angle.TIME, phrase_focus)
-    )
-    if all(a != Angle.SOURCE_TYPE for _, a, _ in facet_plans):
+    # Angles are added only where they can be answered from the brief's scope: "what changed" when the
+    # objective asks about change or wants figures (a series has a trend); the counter angle always, since
+    # a finding is contested before it is reported. A sub-question that only re-asks the main one with
+    # "official documentation" added is padding: the sources' own type is selection's business.
+    if TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed:
         extra.append(
             (
-                f"What does the official documentation say about {main.phrase}?",
-                Angle.SOURCE_TYPE,
+                f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?",
+                Angle.TIME,
                 phrase_focus,
             )
         )
