@@ -15,9 +15,9 @@
 - consolidate (`picking`, `series`): candidate sentences of the fetched passages
   (fragments, code, navigation, headings filtered out by `text`) ranked by BM25 with IDF
   over that sentence pool; a sentence must carry a focus term of the sub-question (and
-  the angle's cue words for the time and counter angles) and belong to this sub-question
-  rather than another of the plan (`targets.owner`), so the same sentence never becomes
-  two claims in one run; at most `max_claims` strong ones; for a quantitative
+  the angle's cue words for the time and counter angles) and come from this sub-question's
+  own sources (the engine adds a sentence once per run); at most `max_claims` (five)
+  strong ones, three per source; for a quantitative
   sub-question, data-series points first (a World Bank passage such as
   "Japan, GDP (current US$), 2019: 5081769542379.77" is its own claim text and quote, so
   no number is ever reworded): per series the latest non-null point and, for the time

@@ -32,7 +32,7 @@ from research_engine.vocabulary import Angle, Verdict
 class ExtractiveModel:
     """The embedded default: deterministic, no network, no key (see the package docstring)."""
 
-    def __init__(self, *, max_claims: int = 3, per_source_cap: int = 2, name: str = "extractive") -> None:
+    def __init__(self, *, max_claims: int = 5, per_source_cap: int = 3, name: str = "extractive") -> None:
         self.name = name
         self.usage = Usage()
         self.max_claims = max_claims

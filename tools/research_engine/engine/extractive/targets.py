@@ -2,23 +2,21 @@
 
 Owns `Target` (a sub-question of the plan as the later stages see it: its terms, its
 focus, i.e. the subject terms it is about, and its angle's cue words), `target_for`
-and `plan_targets`, and the three rules built on a target: `search_queries` (the
-focus terms first, a few words, plus the angle's words), `judge_candidate` (which
+and `plan_targets`, and the rules built on a target: `search_queries` (the focus
+terms first, up to eight words, plus the angle's words) and `judge_candidate` (which
 subject words a candidate's title and snippet carry: none -> "reject", all ->
-"choose", some -> no hint) and `owner` (the one sub-question of the plan a sentence
-belongs to, so the same sentence never becomes two claims in one run). Pure: no
-memory of earlier calls, so resumed and replayed runs decide the same way.
+"choose", some -> no hint). Pure: no memory of earlier calls, so resumed and
+replayed runs decide the same way.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from research_engine.engine.extractive.plan import common_terms, plan_of
-from research_engine.engine.extractive.text import key_terms, near_key, tokens
+from research_engine.engine.extractive.text import key_terms, tokens
 from research_engine.engine.models import SelectionJudgement
 from research_engine.terms import fold
 from research_engine.vocabulary import Angle, SelectionHint
@@ -43,14 +41,6 @@ COUNTER_CUE_RE = re.compile(
     re.IGNORECASE,
 )
 ANGLE_CUES: dict[str, re.Pattern[str]] = {Angle.TIME: TIME_CUE_RE, Angle.COUNTER: COUNTER_CUE_RE}
-# Ownership (`Target.affinity`): the share of a question's subject terms a sentence carries counts
-# most, so a one-entity question ("... use asyncio ...") keeps the sentences about its entity from an
-# umbrella question ("limitations of threads, processes and asyncio") that matches one of its three;
-# the angle's cue tips the balance toward the umbrella question only when the sentence is really its
-# kind (a version note for the time angle is stronger evidence than a "not" for the counter angle).
-OWN_SHARE_WEIGHT = 2.0
-OTHER_SHARE_WEIGHT = 0.5
-CUE_BONUS: dict[str, float] = {Angle.TIME: 1.5, Angle.COUNTER: 1.0}
 
 
 @dataclass
@@ -69,13 +59,6 @@ class Target:
     def focus_share(self, cand_terms: set[str]) -> float:
         """The share of this question's subject terms a sentence carries."""
         return len(self.focus & cand_terms) / max(1, len(self.focus))
-
-    def affinity(self, cand_terms: set[str], text: str) -> float:
-        """How well a sentence (already `eligible`) answers this question (see OWN_SHARE_WEIGHT)."""
-        others = self.terms - self.focus
-        other_share = len(others & cand_terms) / len(others) if others else 0.0
-        score = OWN_SHARE_WEIGHT * self.focus_share(cand_terms) + OTHER_SHARE_WEIGHT * other_share
-        return score + CUE_BONUS.get(self.angle, 0.0)  # the cue it demanded is there
 
 
 def target_for(brief: dict[str, Any], sq: dict[str, Any]) -> Target:
@@ -107,28 +90,6 @@ def plan_claim_types(brief: dict[str, Any], sq: dict[str, Any], n: int, me: int)
     kinds += [""] * (n - len(kinds))
     kinds[me] = str(sq.get("claim_type") or kinds[me])
     return kinds
-
-
-def _stable_pick(key: str, n: int) -> int:
-    return hashlib.sha256(key.encode("utf-8")).digest()[0] % n
-
-
-def owner(targets: list[Target], cand_terms: set[str], text: str) -> int:
-    """The sub-question a sentence belongs to: the eligible one it matches best; ties split by a hash.
-
-    Pure (no memory of earlier calls), so the same sentence is claimed by one sub-question
-    only, whatever order the sub-questions are consolidated in and across a resume.
-    """
-    scored = [
-        (round(t.affinity(cand_terms, text), 6), i)
-        for i, t in enumerate(targets)
-        if t.eligible(cand_terms, text)
-    ]
-    if not scored:
-        return -1
-    best = max(s for s, _ in scored)
-    tied = [i for s, i in scored if s == best]
-    return tied[_stable_pick(near_key(text), len(tied))]
 
 
 def search_queries(brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]:
