@@ -160,6 +160,8 @@ def sentence_claims(
             continue
         if any(jaccard(have, other) >= 0.8 for other in chosen_terms):
             continue  # a near-duplicate of a claim already chosen
+        if any(cand.text in c.text or c.text in cand.text for c in chosen):
+            continue  # one sentence alone and with its antecedent: the same finding twice
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
             continue
         best = best or scores[i]
