@@ -109,16 +109,18 @@ def test_a_stale_compiled_validator_is_never_used(tmp_path, monkeypatch):
 def test_the_compiled_validators_never_pass_what_jsonschema_refuses():
     documents = _documents()
     assert len(documents) > 40, "the committed example run and the bundle should give dozens of documents"
-    accepted_real, checked, lenient = 0, 0, []
+    checked, lenient, valid_pairs, refused_valid = 0, [], 0, []
     for where, document in documents:
         for name in NAMES:
             fast, slow = _verdicts(document, name)
             checked += 1
-            accepted_real += fast and slow
+            valid_pairs += slow
+            if slow and not fast:
+                refused_valid.append(f"{where} as {name}")
             if fast and not slow:
                 lenient.append(f"{where} as {name}")
-    # The real documents are valid under their own schema, and the compiled path says so: it is used.
-    assert accepted_real >= len(documents) * 0.9
+    # The real artifacts are valid under their schemas and the compiled path says so: it is the path used.
+    assert valid_pairs >= 30 and refused_valid == []
     for where, document in documents:
         own = [name for name in NAMES if _verdicts(document, name)[1]]
         for mutated in _mutations(document):

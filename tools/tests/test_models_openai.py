@@ -9,6 +9,7 @@ from werkzeug import Request, Response
 
 from research_engine.documents import Passage
 from research_engine.engine.cassette import Recorder, client_kwargs
+from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import SourceText
 from research_engine.engine.openai_model import MODEL_RETRY, OpenAIModel, fence, parse_json_reply
@@ -100,7 +101,7 @@ def test_a_reply_that_never_parses_falls_back_to_the_extractive_rule(stub):
     stub.script("no json here", "still none")
     model = _model(stub)
     plans = model.decompose(BRIEF)
-    assert [p.angle for p in plans] == ["entity", "time", "source-type", "counter"]
+    assert plans == ExtractiveModel().decompose(BRIEF)  # the extractive rule's own plan
     assert model.usage.fallbacks == 1
 
 
