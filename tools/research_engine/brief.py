@@ -76,12 +76,16 @@ def defaults() -> dict[str, Any]:
 
 
 def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
-    """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown."""
+    """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown.
+
+    `-` reads the brief from stdin (an agent passes it in a quoted heredoc, so it never writes a file):
+    YAML front matter, a bare YAML mapping of brief fields, or a plain request.
+    """
     import yaml
 
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = _read_stdin() if str(path) == "-" else p.read_bytes()
     except FileNotFoundError as exc:
         raise BadInput(f"brief file not found: {p}", code="unreadable-brief", field="file") from exc
     except OSError as exc:
@@ -109,6 +113,13 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
         return _stringify_keys(data), "yaml"
 
     stripped = text.lstrip()
+    if str(path) == "-" and not stripped.startswith("---"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            data = None
+        if isinstance(data, dict) and data and {str(k) for k in data} <= KNOWN_FIELDS:
+            return _stringify_keys(data), "yaml"
     if stripped.startswith("---"):
         import frontmatter
 
@@ -129,6 +140,12 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
         return _stringify_keys(data), "front-matter"
 
     return {"objective": _request_text(text)}, "markdown"
+
+
+def _read_stdin() -> bytes:
+    import sys
+
+    return sys.stdin.buffer.read()
 
 
 def _stringify_keys(data: dict) -> dict[str, Any]:
@@ -262,7 +279,7 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
         "tool_version": __version__,
         "defaults": report.defaulted,
         "unknown_fields": sorted(set(fields) - KNOWN_FIELDS),
-        "source_file": Path(path).name,
+        "source_file": "(stdin)" if str(path) == "-" else Path(path).name,
     }
     run = trace.scaffold(fields["output_path"], trace.make_run_id(fields["objective"]))
     text = render_locked(fields)

@@ -335,8 +335,13 @@ def _source_url(run: Run, ref: str) -> str | None:
 
 
 def read_deliverable(path: str | Path) -> str:
+    """The deliverable's text; `-` reads it from stdin (an agent passes it in a quoted heredoc)."""
     p = Path(path)
     try:
+        if str(path) == "-":
+            import sys
+
+            return sys.stdin.buffer.read().decode("utf-8")
         return p.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise BadInput(f"no deliverable at {p}", code="missing-file", field="file") from exc
@@ -344,8 +349,12 @@ def read_deliverable(path: str | Path) -> str:
         raise BadInput(f"cannot read {p}: {exc}", code="unreadable-file", field="file") from exc
 
 
+def _label(path: str | Path) -> str:
+    return "(stdin)" if str(path) == "-" else Path(path).name
+
+
 def check(run: Run, path: str | Path) -> CheckReport:
-    return check_text(run, read_deliverable(path), file=Path(path).name)
+    return check_text(run, read_deliverable(path), file=_label(path))
 
 
 # ---------------------------------------------------------------- finish
@@ -376,10 +385,10 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     from research_engine.artifacts import write_markdown
 
     text = read_deliverable(path)
-    report = check_text(run, text, file=Path(path).name)
+    report = check_text(run, text, file=_label(path))
     if not report.ok:
         raise CheckFailed(
-            f"{Path(path).name} does not pass `report check` ({len(report.problems)} problem(s))",
+            f"{_label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
             code="report-check-failed",
             problems=report.problems,
             data=report.to_dict(),

@@ -362,8 +362,22 @@ def _parse_claim_ids(values: list[str] | None) -> list[str] | None:
     return out
 
 
-def prepare(run: Run, claim_ids: list[str] | None = None, *, client: Any = None) -> dict[str, Any]:
-    """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet."""
+VERIFIER_AGENT = "research-verifier"
+# The names the verifier agent has in Claude Code: as a project agent, and namespaced by the plugin.
+VERIFIER_NAMES = frozenset({VERIFIER_AGENT, "research-engine:" + VERIFIER_AGENT})
+
+
+def prepare(
+    run: Run, claim_ids: list[str] | None = None, *, client: Any = None, agent: str | None = None
+) -> dict[str, Any]:
+    """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet.
+
+    `agent` names who runs the verification (the Claude Code agent; the bundle's hook lets only the
+    research-verifier agent run it). It is recorded in the worksheet's `prepared_by` and carried into the
+    contestation at close, so `validate` can flag a cycle that another agent prepared.
+    """
+    if agent is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}", agent):
+        raise BadInput(f"not an agent name: {agent!r}", code="bad-agent", field="agent")
     from research_engine import controller
     from research_engine.retrieve import source_path
 
@@ -442,10 +456,13 @@ def prepare(run: Run, claim_ids: list[str] | None = None, *, client: Any = None)
         keep = [row for row in sheet["claims"] if row["claim"] not in {r["claim"] for r in rows}]
         sheet["claims"] = sorted(keep + rows, key=lambda r: _num(r["claim"]))
         sheet["prepared_at"] = iso()
+        if agent is not None and agent not in sheet.setdefault("prepared_by", []):
+            sheet["prepared_by"].append(agent)
         _write_worksheet(run, sheet)
     return {
         "cycle": sheet["cycle"],
         "worksheet": run.relative(run.path("worksheet")),
+        "prepared_by": sheet.get("prepared_by", []),
         "claims": rows,
         "skipped_already_judged": skipped,
         "sources_fetched": len(refs),
@@ -743,6 +760,8 @@ def close(run: Run) -> dict[str, Any]:
             "challenges": challenges,
             "summary": summary,
         }
+        if sheet.get("prepared_by"):
+            meta["prepared_by"] = list(sheet["prepared_by"])
         _write_contestation(run, meta)
         sheet["closed_at"] = meta["closed_at"]
         _write_worksheet(run, sheet)
@@ -825,6 +844,8 @@ def check_verify(run: Run, report: Any) -> None:
     sheet_path = run.path("worksheet")
     if sheet_path.is_file():
         sheet = load_checked(run, report, sheet_path, "worksheet")
+        if sheet:
+            _check_prepared_by(report, sheet_path, sheet)
         if sheet and claims is not None:
             for row in sheet["claims"]:
                 if row["claim"] not in claims:
@@ -847,6 +868,7 @@ def check_verify(run: Run, report: Any) -> None:
             report.add(
                 path, f"archived as cycle {int(m.group(1))} but says cycle {meta['cycle']}", "cross-reference"
             )
+        _check_prepared_by(report, path, meta)
         if summarize(meta["challenges"]) != meta["summary"]:
             report.add(path, "the summary does not match the challenges", "cross-reference", "summary")
         for chl in meta["challenges"]:
@@ -864,3 +886,16 @@ def check_verify(run: Run, report: Any) -> None:
             if chl["id"] in seen_chl:  # a cycle's challenges live in exactly one contestation file
                 report.add(path, f"{chl['id']} also appears in {seen_chl[chl['id']]}", "duplicate-id")
             seen_chl[chl["id"]] = where
+
+
+def _check_prepared_by(report: Any, path: Any, meta: dict[str, Any]) -> None:
+    """A cycle prepared by an agent other than the verifier is not an independent verification."""
+    for agent in meta.get("prepared_by") or []:
+        if agent not in VERIFIER_NAMES:
+            report.add(
+                path,
+                f"cycle {meta['cycle']} was verified by {agent!r}, not the {VERIFIER_AGENT} agent: "
+                "the verification is not independent",
+                "verifier-identity",
+                "prepared_by",
+            )

@@ -24,7 +24,7 @@ def log(
         Path,
         typer.Option(
             "--candidates",
-            help="FILE.json: the candidates considered, each "
+            help="FILE.json (or - for stdin): the candidates considered, each "
             "with the agent's reason (schema/candidates.schema.json).",
         ),
     ],
@@ -59,7 +59,12 @@ def log(
             except ValueError as exc:
                 raise BadInput(f"--as-of {as_of!r} is not a date (YYYY-MM-DD)", field="as_of") from exc
         try:
-            payload = json.loads(Path(candidates).read_text(encoding="utf-8"))
+            if str(candidates) == "-":  # from stdin: an agent passes them in a quoted heredoc
+                import sys
+
+                payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+            else:
+                payload = json.loads(Path(candidates).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise BadInput(
                 f"candidates file not found: {candidates}", code="unreadable-candidates", field="candidates"

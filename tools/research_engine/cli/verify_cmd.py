@@ -22,6 +22,14 @@ def prepare(
         list[str] | None,
         typer.Option("--claims", help="Claim ids (comma-separated or repeated); default: all active."),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Who runs the verification (the Claude Code agent, research-verifier); recorded as the "
+            "worksheet's prepared_by, and `validate` flags any other name.",
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Re-fetch every cited source independently into verify/evidence/, run the mechanical checks
@@ -31,7 +39,7 @@ def prepare(
     def body() -> Result:
         from research_engine import trace, verify
 
-        out = verify.prepare(trace.open_run(run), claims)
+        out = verify.prepare(trace.open_run(run), claims, agent=agent)
         lines = [
             f"cycle {out['cycle']}: {len(out['claims'])} claim(s) checked, "
             f"{out['sources_fetched']} source(s) re-fetched; worksheet {out['worksheet']}"
