@@ -52,6 +52,7 @@ _GROUPS = (
     "url_cmd",
     "robots_cmd",
     "corpus_cmd",
+    "bundle_cmd",
 )
 
 
