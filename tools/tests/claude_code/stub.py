@@ -61,6 +61,14 @@ class ToolCall:
     result: str | None = None
     is_error: bool = False
 
+    def envelope(self) -> dict[str, Any]:
+        """The `research-engine --json` envelope in a Bash result (the client merges stderr into it)."""
+        for line in reversed((self.result or "").splitlines()):
+            line = line.strip()
+            if line.startswith("{") and line.endswith("}"):
+                return json.loads(line)
+        raise AssertionError(f"no JSON envelope in the {self.name} result: {self.result!r}")
+
 
 @dataclass
 class Exchange:
