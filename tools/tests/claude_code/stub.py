@@ -165,14 +165,22 @@ class Script:
         return [text("ok")]
 
 
+SUBAGENT_MARK = "cc_is_subagent=true"  # the client's billing header line in every subagent's system prompt
+
+
 def main_session(marker: str) -> Callable[[Exchange], bool]:
-    """Matches the session whose first user message holds `marker` (the prompt given to `claude -p`)."""
-    return lambda ex: marker in ex.first_user
+    """Matches the main session whose first user message holds `marker` (the prompt given to `claude -p`)."""
+    return lambda ex: SUBAGENT_MARK not in _flatten(ex.body.get("system")) and marker in ex.first_user
 
 
 def subagent(marker: str) -> Callable[[Exchange], bool]:
-    """Matches a subagent by a marker in its system prompt (an agent's body) or its task prompt."""
-    return lambda ex: marker in ex.first_user or marker in _flatten(ex.body.get("system"))
+    """Matches a subagent (an Agent call or a forked skill) by a marker in its task or its system prompt."""
+
+    def match(ex: Exchange) -> bool:
+        system = _flatten(ex.body.get("system"))
+        return SUBAGENT_MARK in system and (marker in ex.first_user or marker in system)
+
+    return match
 
 
 class MessagesStub:
