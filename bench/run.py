@@ -4,7 +4,7 @@
 
 RUN_DIR defaults to the committed example (examples/*/ with a cassette). Each repeat replays the run
 offline from its cassette into a temporary directory (`research-engine run BRIEF --replay CASSETTE`) and
-reads the engine's own exclusive timers (engine.loop.Clock, kept in .state/engine.json):
+reads the engine's own exclusive timers (engine.metering.Clock, kept in .state/engine.json):
 
 - fetch:    HTTP time of page fetches and the verifier's re-fetches (served by the cassette);
 - provider: HTTP time of search/API/model requests (served by the cassette);

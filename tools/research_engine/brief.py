@@ -12,17 +12,20 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import __version__, bounded, libraries, runrecord, trace
+from research_engine.artifacts import dump_yaml
 from research_engine.errors import BadInput, Problem
+from research_engine.schemas import load_schema, validate
 
 REQUIRED = ("objective", "deliverable", "output_path")
 RECOMMENDED = ("scope", "depth", "recency", "claim_types", "reproducibility", "budget")
 OPTIONAL = ("known_sources", "prior_context", "avoid_sources", "format_constraints", "language")
 KNOWN_FIELDS = frozenset(REQUIRED + RECOMMENDED + OPTIONAL + ("locked",))
-CYCLE_CEILING = {"quick": 1, "standard": 2, "deep": 3}
 MAX_QUESTIONS = 5
 
 # The question asked for each field at intake, in the order they are asked.
@@ -69,8 +72,6 @@ class BriefReport:
 
 
 def defaults() -> dict[str, Any]:
-    from research_engine.schemas import load_schema
-
     props = load_schema("brief")["properties"]
     return {name: copy.deepcopy(props[name]["default"]) for name in RECOMMENDED + ("language",)}
 
@@ -81,17 +82,15 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     `-` reads the brief from stdin (an agent passes it in a quoted heredoc, so it never writes a file):
     YAML front matter, a bare YAML mapping of brief fields, or a plain request.
     """
-    import yaml
+    yaml = libraries.yaml()
 
     p = Path(path)
     try:
-        raw = _read_stdin() if str(path) == "-" else p.read_bytes()
-    except FileNotFoundError as exc:
-        raise BadInput(f"brief file not found: {p}", code="unreadable-brief", field="file") from exc
-    except OSError as exc:
-        raise BadInput(
-            f"cannot read brief {p}: {exc.strerror or exc}", code="unreadable-brief", field="file"
-        ) from exc
+        raw = bounded.read_input(p, "brief")
+    except BadInput as exc:
+        if exc.code in ("input-too-large", "path-too-long"):
+            raise
+        raise BadInput(exc.message, code="unreadable-brief", field="file") from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -102,7 +101,9 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     suffix = p.suffix.lower()
     if suffix in (".yaml", ".yml", ".json"):
         try:
-            data = yaml.safe_load(text)
+            data = bounded.load_yaml(text, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
         except yaml.YAMLError as exc:
             raise BadInput(f"brief {p} is not valid YAML: {_yaml_where(exc)}", code="malformed-yaml") from exc
         if not isinstance(data, dict):
@@ -113,26 +114,24 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
         return _stringify_keys(data), "yaml"
 
     stripped = text.lstrip()
-    if str(path) == "-" and not stripped.startswith("---"):
+    if str(path) == bounded.STDIN and not stripped.startswith("---"):
         try:
-            data = yaml.safe_load(text)
+            data = bounded.load_yaml(text, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
         except yaml.YAMLError:
             data = None
         if isinstance(data, dict) and data and {str(k) for k in data} <= KNOWN_FIELDS:
             return _stringify_keys(data), "yaml"
     if stripped.startswith("---"):
-        import frontmatter
-
         try:
-            post = frontmatter.loads(stripped)
+            data, body = bounded.front_matter(stripped, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
         except yaml.YAMLError as exc:
             raise BadInput(
                 f"brief {p} has malformed YAML front matter: {_yaml_where(exc)}", code="malformed-yaml"
             ) from exc
-        except ValueError as exc:
-            raise BadInput(f"brief {p} has malformed front matter: {exc}", code="malformed-yaml") from exc
-        data = dict(post.metadata)
-        body = post.content.strip()
         if body and "objective" not in data:
             data["objective"] = _request_text(body)
         elif body and "prior_context" not in data:
@@ -142,10 +141,14 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     return {"objective": _request_text(text)}, "markdown"
 
 
-def _read_stdin() -> bytes:
-    import sys
-
-    return sys.stdin.buffer.read()
+def _refused_yaml(path: Path, exc: bounded.YamlRefused) -> BadInput:
+    """A brief whose YAML is refused for its shape: a repeated key (named, field-level), an alias bomb, too
+    deep a nesting."""
+    if exc.key is not None:
+        message = f"brief {path}: {exc}; give each field once"
+        problem = Problem("duplicate-key", message, field=exc.key)
+        return BadInput(message, code="duplicate-key", field=exc.key, problems=[problem])
+    return BadInput(f"brief {path} is refused: {exc}", code="refused-yaml")
 
 
 def _stringify_keys(data: dict) -> dict[str, Any]:
@@ -168,7 +171,6 @@ def _yaml_where(exc: Exception) -> str:
 
 def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefReport:
     """Validate brief fields, fill defaults and work out the intake questions."""
-    from research_engine.schemas import validate
 
     report = BriefReport(fields=dict(fields), source_format=source_format)
     for name in sorted(set(fields) - KNOWN_FIELDS):
@@ -222,9 +224,7 @@ def check_file(path: str | Path) -> BriefReport:
 
 def render_locked(fields: dict[str, Any]) -> str:
     """brief.md: YAML front matter holding every field, then a readable summary."""
-    import yaml
-
-    front = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+    front = dump_yaml(fields)
     defaulted = set(fields.get("locked", {}).get("defaults", []))
     lines = ["---", front.rstrip(), "---", "", "# Research brief", ""]
     lines.append(f"**Objective.** {fields['objective']}")
@@ -258,10 +258,8 @@ class LockedBrief:
     digest: str
 
 
-def lock(path: str | Path, output_path: str | None = None, *, allow_private: bool = False) -> LockedBrief:
-    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json."""
-    from research_engine import __version__, runrecord, trace
-
+def checked(path: str | Path, output_path: str | None = None) -> BriefReport:
+    """The brief as `lock` would lock it (`output_path` overriding its own); BadInput when it is not valid."""
     report = check_file(path)
     if output_path:
         report.fields["output_path"] = str(output_path)
@@ -273,6 +271,22 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
             problems=report.problems,
             data={"questions": report.questions},
         )
+    return report
+
+
+def lock(
+    path: str | Path,
+    output_path: str | None = None,
+    *,
+    allow_private: bool = False,
+    allow_hosts: Sequence[str] = (),
+) -> LockedBrief:
+    """Validate the brief and start a run: scaffold the tree, write brief.md and run.json (with the
+    run's private-address opt-ins: `allow_private`, and `allow_hosts`, entries the caller normalized with
+    `net.policy.allow_host_entries`)."""
+    hosts = list(allow_hosts)
+
+    report = checked(path, output_path)
     fields = report.fields
     fields["locked"] = {
         "at": trace.iso(),
@@ -285,26 +299,33 @@ def lock(path: str | Path, output_path: str | None = None, *, allow_private: boo
     text = render_locked(fields)
     with run.lock():
         run.write_text("brief", text)
-        runrecord.create(run, fields, digest_text(text), allow_private=allow_private)
+        runrecord.create(
+            run,
+            fields,
+            digest_text(text),
+            budgets=budget_of(fields),
+            allow_private=allow_private,
+            allow_hosts=hosts,
+        )
     return LockedBrief(run_root=run.root, run_id=run.run_id, fields=fields, digest=digest_text(text))
 
 
 def load_locked(run_root: Path) -> dict[str, Any]:
     """The locked brief's fields, from brief.md's front matter."""
-    import frontmatter
-
     path = Path(run_root) / "brief.md"
+    if not path.is_file():
+        raise BadInput(f"no locked brief at {path}", code="unknown-run")
     try:
-        post = frontmatter.load(str(path))
-    except FileNotFoundError as exc:
-        raise BadInput(f"no locked brief at {path}", code="unknown-run") from exc
+        meta, _ = bounded.front_matter(bounded.read_text(path, "brief"))
+    except BadInput as exc:
+        raise BadInput(f"locked brief {path} is unreadable: {exc.message}", code="malformed-brief") from exc
     except Exception as exc:  # yaml errors and friends: the file was edited by hand
         raise BadInput(f"locked brief {path} is unreadable: {exc}", code="malformed-brief") from exc
-    if not post.metadata.get("objective"):  # python-frontmatter reads a non-mapping front matter as {}
+    if not meta.get("objective"):  # a front matter that is not a mapping reads as no fields
         raise BadInput(
             f"locked brief {path} has no front matter fields (no objective)", code="malformed-brief"
         )
-    return dict(post.metadata)
+    return meta
 
 
 def budget_of(fields: dict[str, Any]) -> dict[str, int]:

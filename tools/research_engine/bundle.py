@@ -18,7 +18,9 @@ import json
 import re
 from pathlib import Path
 
+from research_engine import bounded
 from research_engine.errors import BadInput
+from research_engine.trace import atomic_write_text
 
 PLUGIN = "research-engine"
 GENERATED_DIR = "plugin"
@@ -105,34 +107,37 @@ def plugin_files(root: Path) -> dict[str, str]:
     for skill in skills:
         source = claude / "skills" / skill / "SKILL.md"
         rel = source.relative_to(root).as_posix()
-        text = namespaced(source.read_text(encoding="utf-8"), names)
+        text = namespaced(bounded.read_text(source), names)
         files[f"{GENERATED_DIR}/skills/{skill}/SKILL.md"] = _with_notice(text, rel)
     for agent in agents:
         source = claude / "agents" / f"{agent}.md"
         rel = source.relative_to(root).as_posix()
-        text = namespaced(source.read_text(encoding="utf-8"), names)
+        text = namespaced(bounded.read_text(source), names)
         files[f"{GENERATED_DIR}/agents/{agent}.md"] = _with_notice(text, rel)
     for script in sorted((claude / "hooks").glob("*")):
         if script.is_file():
-            files[f"{GENERATED_DIR}/hooks/{script.name}"] = script.read_text(encoding="utf-8")
-    settings = json.loads((claude / "settings.json").read_text(encoding="utf-8"))
+            files[f"{GENERATED_DIR}/hooks/{script.name}"] = bounded.read_text(script)
+    settings = bounded.load_json(bounded.read_bytes(claude / "settings.json"), "settings.json")
     files[f"{GENERATED_DIR}/hooks/hooks.json"] = json.dumps(plugin_hooks(settings), indent=2) + "\n"
     return files
 
 
 def _on_disk(root: Path) -> set[str]:
     base = root / GENERATED_DIR
-    return {p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file()} if base.is_dir() else set()
+    return (
+        {p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file()} if base.is_dir() else set()
+    )
 
 
 def stale_files(root: Path) -> list[str]:
-    """Paths where the committed plugin copy differs from what `.claude/` generates (missing, changed, extra)."""
+    """Paths where the committed plugin copy differs from what `.claude/` generates (missing, changed,
+    extra)."""
     root = Path(root)
     wanted = plugin_files(root)
     stale = [
         rel
         for rel, text in wanted.items()
-        if not (root / rel).is_file() or (root / rel).read_text(encoding="utf-8") != text
+        if not (root / rel).is_file() or bounded.read_text(root / rel) != text
     ]
     stale += sorted(_on_disk(root) - set(wanted))
     return sorted(stale)
@@ -140,8 +145,6 @@ def stale_files(root: Path) -> list[str]:
 
 def write_plugin(root: Path) -> list[str]:
     """Write the plugin copy (and remove files it no longer has); returns the paths that changed."""
-    from research_engine.trace import atomic_write_text
-
     root = Path(root)
     changed = stale_files(root)
     wanted = plugin_files(root)

@@ -31,9 +31,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from research_engine.brief import CYCLE_CEILING
-from research_engine.errors import CheckFailed
+from research_engine import claims as claims_ledger
+from research_engine import critic, decompose, runrecord
+from research_engine.artifacts import read_counted, write_markdown
+from research_engine.errors import CheckFailed, ResearchEngineError
+from research_engine.ids import sort_key
+from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log, load_worksheet
+from research_engine.schemas import validate
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import CYCLE_CEILING, Action, Budget
 
 # The one data table: thresholds, ceilings by depth, the ladder order, the run budgets.
 POLICY: dict[str, Any] = {
@@ -41,16 +47,14 @@ POLICY: dict[str, Any] = {
     "ceilings": CYCLE_CEILING,  # quick 1, standard 2, deep 3 (brief.py records it in run.json at lock)
     # (action, signal that fires it) in priority order.
     "ladder": (
-        ("re-research", "contradiction"),
-        ("supplement-gap", "gap"),
-        ("go-deeper", "coverage"),
-        ("re-retrieve", "confidence"),
+        (Action.RE_RESEARCH, "contradiction"),
+        (Action.SUPPLEMENT_GAP, "gap"),
+        (Action.GO_DEEPER, "coverage"),
+        (Action.RE_RETRIEVE, "confidence"),
     ),
     # budgets.set keys that bound the whole run (sources_per_sub_question is a per-SQ cap, not a run budget).
-    "run_budgets": ("provider_calls", "fetched_bytes", "model_tokens", "wall_clock_seconds"),
+    "run_budgets": tuple(Budget),
 }
-
-ACTIONS = ("stop", "re-research", "supplement-gap", "go-deeper", "re-retrieve")
 
 
 @dataclass(frozen=True)
@@ -191,38 +195,8 @@ def _rung_why(signal: str, signals: Signals, targets: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------- reading the artifacts
 
 
-def _load_loop_log(run: Run) -> dict[str, Any]:
-    from research_engine.artifacts import read_markdown
-
-    path = run.path("loop_log")
-    if not path.is_file():
-        return {"schema_version": 1, "cycles": []}
-    meta, _ = read_markdown(path)
-    meta.setdefault("cycles", [])
-    return meta
-
-
-def current_cycle(run: Run) -> int:
-    """1 + the number of cycle blocks in controller/loop-log.md (1 before the first `control`)."""
-    return 1 + len(_load_loop_log(run)["cycles"])
-
-
-def latest_verdicts(run: Run) -> dict[str, dict[str, Any]]:
-    """claim id -> its latest challenge (from the archived cycles, then the current file)."""
-    from research_engine.verify import all_contestations
-
-    latest: dict[str, dict[str, Any]] = {}
-    for meta in all_contestations(run):
-        for chl in meta.get("challenges", []):
-            latest[chl["claim"]] = {**chl, "cycle": meta.get("cycle")}
-    return latest
-
-
 def read_signals(run: Run) -> Signals:
     """Compute the four signals from the run's artifacts, with a sentence on how each was read."""
-    from research_engine import claims as claims_ledger
-    from research_engine import critic, decompose
-    from research_engine.ids import sort_key
 
     sub_questions = [sq["id"] for sq in decompose.load(run)]
     ledger = claims_ledger.load(run)
@@ -310,11 +284,10 @@ def control(run: Run) -> dict[str, Any]:
     Returns the decision as printed by `control --json`: action, targets, stop_reason, cycle,
     plus the signals and the governor position.
     """
-    from research_engine import decompose, runrecord
 
     with run.lock():
         record = runrecord.read(run)
-        log = _load_loop_log(run)
+        log = load_loop_log(run)
         if record.get("stop_reason") or any(b["decision"]["action"] == "stop" for b in log["cycles"]):
             raise CheckFailed(
                 f"the run already stopped ({record.get('stop_reason') or 'see controller/loop-log.md'}); "
@@ -373,7 +346,6 @@ def control(run: Run) -> dict[str, Any]:
 
 def _require_closed_verification(run: Run, cycle: int) -> None:
     """Verdicts recorded this cycle but not closed would be invisible to the signals: refuse instead."""
-    from research_engine.verify import load_worksheet
 
     sheet = load_worksheet(run)
     if sheet and sheet["cycle"] == cycle and sheet["challenges"] and not sheet.get("closed_at"):
@@ -390,7 +362,6 @@ def note_cycle(run: Run, block: dict[str, Any]) -> None:
     in the loop log but not in run.json (a kill between the two writes) calls it to
     catch up.
     """
-    from research_engine import runrecord
 
     decision = block["decision"]
 
@@ -419,8 +390,6 @@ def note_cycle(run: Run, block: dict[str, Any]) -> None:
 
 
 def _write_loop_log(run: Run, log: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     lines = ["# Controller loop log", ""]
     c = POLICY["criterion"]
     lines.append(
@@ -455,19 +424,11 @@ def _write_loop_log(run: Run, log: dict[str, Any]) -> None:
     write_markdown(run.path("loop_log"), log, "\n".join(lines), schema="loop-log")
 
 
-def load_loop_log(run: Run) -> dict[str, Any]:
-    return _load_loop_log(run)
-
-
 _CYCLE_BLOCK_RE = re.compile(r"^## Cycle (\d+)", re.M)
 
 
 def check_loop_log(run: Run, report: Any) -> None:
     """validate checker: loop-log front matter, cycle numbering, references to contestation."""
-    from research_engine import runrecord
-    from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
-    from research_engine.validate import read_counted
 
     path = run.path("loop_log")
     read = read_counted(report, path)
@@ -508,8 +469,6 @@ def check_loop_log(run: Run, report: Any) -> None:
 
 
 def _check_refusals_named(run: Run, report: Any, path: Any, cycles: list[dict[str, Any]]) -> None:
-    from research_engine.verify import all_contestations
-
     refused_by_cycle: dict[int, set[str]] = {}
     for meta in all_contestations(run):
         refused_by_cycle.setdefault(int(meta.get("cycle", 0)), set()).update(

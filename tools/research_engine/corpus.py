@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import mimetypes
 import re
@@ -44,7 +45,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from research_engine import bounded, libraries
 from research_engine.errors import BadInput
+from research_engine.net.content import decode_text
 from research_engine.terms import fold, words
 
 PAGE_SIZE = 10
@@ -145,12 +148,20 @@ class CorpusPage:
     title_terms: frozenset[str] = frozenset()
 
 
+_XML_DECLARATION_RE = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
+
+
 def page_text(html: bytes) -> tuple[str, str]:
     """(title, main text) of an HTML page, fast enough to index hundreds of pages."""
-    import lxml.html
-
+    lxml_html = libraries.lxml_html()
+    # Decoded the way the fetcher decodes a page (BOM, <meta charset>, UTF-8, detection): lxml alone reads
+    # bytes without a declared charset as Latin-1, which garbles every UTF-8 page that does not declare one.
+    text, _ = decode_text(html, None, "html")
+    # lxml refuses a str that still declares its encoding (XHTML such as PostgreSQL's documentation opens
+    # with `<?xml ... encoding="UTF-8"?>`); the text is decoded already, so the declaration goes.
+    text = _XML_DECLARATION_RE.sub("", text, count=1)
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml_html.document_fromstring(text)
     except Exception:  # empty or unparsable pages carry no text
         return "", ""
     title = " ".join((root.findtext(".//title") or "").split())
@@ -158,8 +169,7 @@ def page_text(html: bytes) -> tuple[str, str]:
     main = mains[0]
     for bad in main.xpath(".//script|.//style|.//nav|.//noscript|.//*[contains(@class,'headerlink')]"):
         bad.drop_tree()
-    text = " ".join(main.text_content().split())
-    return title, text
+    return title, " ".join(main.text_content().split())
 
 
 class Bm25Index:
@@ -229,7 +239,7 @@ class Corpus:
             rel = path.relative_to(self.root).as_posix()
             if rel.startswith("_") or "/_" in rel:  # Sphinx build internals (_sources, _static)
                 continue
-            title, text = page_text(path.read_bytes())
+            title, text = page_text(bounded.read_bytes(path, "corpus document"))
             tokens = Counter(tokenize(f"{title} {text}"))
             pages.append(
                 CorpusPage(rel, title or rel, text, tokens, sum(tokens.values()), frozenset(tokenize(title)))
@@ -300,7 +310,6 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
         sys_version = ""
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            import logging
 
             logging.getLogger("research_engine.corpus").debug(format, *args)
 
@@ -335,7 +344,11 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
             if target is None:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
-            body = target.read_bytes()
+            try:
+                body = bounded.read_bytes(target, "corpus document")
+            except BadInput:
+                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+                return
             etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             if self.headers.get("If-None-Match") == etag:
                 self._send(304, b"", "text/plain", {"ETag": etag})

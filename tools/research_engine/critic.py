@@ -15,15 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from research_engine.errors import BadInput, CheckFailed
+from research_engine import decompose, ids
+from research_engine.artifacts import load_checked, read_markdown, write_markdown
+from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
+from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
-
-SEVERITIES = ("material", "cosmetic")
+from research_engine.vocabulary import GapSeverity
 
 
 def load(run: Run) -> dict[str, Any]:
-    from research_engine.artifacts import read_markdown
-
     path = run.path("gaps")
     if not path.is_file():
         return {"schema_version": 1, "gaps": []}
@@ -38,14 +38,13 @@ def open_material_gaps(run: Run) -> list[dict[str, Any]]:
 
 def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = None) -> str:
     """Record a gap; returns its id (G-NN)."""
-    from research_engine import controller, ids
 
     about, query = (about or "").strip(), (query or "").strip()
     if not about:
         raise BadInput("a gap needs --about (what is missing)", code="missing-field", field="about")
     if not query:
         raise BadInput("a gap needs --query (how to look for it)", code="missing-field", field="query")
-    if severity not in SEVERITIES:
+    if severity not in tuple(GapSeverity):
         raise BadInput(f"severity must be material or cosmetic, not {severity!r}", code="bad-severity")
     if sq is not None:
         _require_sub_question(run, sq)
@@ -62,7 +61,7 @@ def add(run: Run, about: str, query: str, *, severity: str, sq: str | None = Non
                 "status": "open",
                 "closed_why": None,
                 "closed_at": None,
-                "cycle": controller.current_cycle(run),
+                "cycle": current_cycle(run),
                 "added_at": iso(),
             }
         )
@@ -87,8 +86,6 @@ def close(run: Run, gap_id: str, why: str) -> dict[str, Any]:
 
 
 def _require_sub_question(run: Run, sq: str) -> None:
-    from research_engine import decompose
-
     if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
         raise BadInput(f"not a sub-question id: {sq!r}", code="bad-id", field="sq")
     known = {s["id"] for s in decompose.load(run)}
@@ -97,8 +94,6 @@ def _require_sub_question(run: Run, sq: str) -> None:
 
 
 def _write(run: Run, data: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     lines = ["# Completeness critic: gaps", ""]
     if not data["gaps"]:
         lines.append("(no gaps named)")
@@ -112,16 +107,12 @@ def _write(run: Run, data: dict[str, Any]) -> None:
 
 def check_gaps(run: Run, report: Any) -> None:
     """validate checker: gaps.md front matter and its sub-question references."""
-    from research_engine.errors import ResearchEngineError
-    from research_engine.validate import load_checked
 
     path = run.path("gaps")
     data = load_checked(run, report, path, "gaps")
     if data is None:
         return
     try:
-        from research_engine import decompose
-
         known = {s["id"] for s in decompose.load(run)}
     except ResearchEngineError:
         return

@@ -9,39 +9,21 @@ the list for people. It never deletes or renumbers a sub-question.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from research_engine.errors import BadInput, CheckFailed
+from research_engine import ids
+from research_engine.artifacts import load_checked, read_markdown, write_markdown
+from research_engine.errors import BadInput
+from research_engine.runstate import current_cycle
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import Angle, ClaimType
 
 SCHEMA = "sub-questions"
 SCHEMA_VERSION = 1
-CLAIM_TYPES = ("factual", "quantitative", "regulatory", "competitive", "technical")
-ANGLES = ("entity", "time", "source-type", "counter")
-
-
-def current_cycle(run: Run) -> int:
-    """The cycle in progress: 1 + the number of cycle blocks in controller/loop-log.md."""
-    controller_cycle: Callable[[Run], int] | None
-    try:
-        from research_engine.controller import current_cycle as controller_cycle
-    except ImportError:  # the controller module is optional for the early stages
-        controller_cycle = None
-    if controller_cycle is not None:
-        return int(controller_cycle(run))
-    path = run.path("loop_log")
-    if not path.is_file():
-        return 1
-    from research_engine.artifacts import read_markdown
-
-    meta, _ = read_markdown(path)
-    return 1 + len(meta.get("cycles") or [])
 
 
 def load_document(run: Run) -> dict[str, Any]:
     """The front matter of sub-questions.md, or an empty one if none was written yet."""
-    from research_engine.artifacts import read_markdown
 
     path = run.path("sub_questions")
     if not path.is_file():
@@ -57,13 +39,13 @@ def load(run: Run) -> list[dict[str, Any]]:
 
 
 def get(run: Run, sq: str) -> dict[str, Any]:
-    """One sub-question; CheckFailed naming the known ones if it does not exist."""
+    """One sub-question; BadInput (an id that names nothing in the run) naming the known ones."""
     items = load(run)
     for item in items:
         if item["id"] == sq:
             return item
     known = ", ".join(i["id"] for i in items) or "none yet"
-    raise CheckFailed(
+    raise BadInput(
         f"sub-question {sq} does not exist in this run (known: {known})",
         code="unknown-sub-question",
         field="sq",
@@ -72,20 +54,19 @@ def get(run: Run, sq: str) -> dict[str, Any]:
 
 def add(run: Run, text: str, claim_type: str, angle: str | None = None, answers: str | None = None) -> str:
     """Record a new sub-question and return its id (SQ-NN)."""
-    from research_engine import ids
 
     text = " ".join((text or "").split())
     if len(text) < 3:
         raise BadInput("a sub-question needs its text", code="empty-sub-question", field="text")
-    if claim_type not in CLAIM_TYPES:
+    if claim_type not in tuple(ClaimType):
         raise BadInput(
-            f"unknown claim type {claim_type!r}; expected one of {', '.join(CLAIM_TYPES)}",
+            f"unknown claim type {claim_type!r}; expected one of {', '.join(ClaimType)}",
             code="bad-claim-type",
             field="type",
         )
-    if angle is not None and angle not in ANGLES:
+    if angle is not None and angle not in tuple(Angle):
         raise BadInput(
-            f"unknown angle {angle!r}; expected one of {', '.join(ANGLES)}", code="bad-angle", field="angle"
+            f"unknown angle {angle!r}; expected one of {', '.join(Angle)}", code="bad-angle", field="angle"
         )
     answers = " ".join(answers.split()) if answers and answers.strip() else None
     cycle = current_cycle(run)
@@ -109,8 +90,6 @@ def add(run: Run, text: str, claim_type: str, angle: str | None = None, answers:
 
 
 def _write(run: Run, doc: dict[str, Any]) -> None:
-    from research_engine.artifacts import write_markdown
-
     write_markdown(run.path("sub_questions"), doc, render(doc["sub_questions"]), schema=SCHEMA)
 
 
@@ -134,7 +113,6 @@ def render(items: list[dict[str, Any]]) -> str:
 
 def check_sub_questions(run: Run, report: Any) -> None:
     """validate: sub-questions.md conforms to its schema and its ids are unique."""
-    from research_engine.validate import load_checked
 
     path = run.path("sub_questions")
     meta = load_checked(run, report, path, SCHEMA)

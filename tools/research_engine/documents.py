@@ -15,8 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-ACCESS_TIERS = ("open", "free-key", "paid", "gated")
-SOURCE_KINDS = ("web", "openalex", "worldbank", "search", "file")
+from research_engine.vocabulary import AccessTier
 
 
 @dataclass
@@ -61,7 +60,7 @@ class Document:
     canonical_key: str | None = None
     etag: str | None = None
     last_modified: str | None = None
-    access_tier: str = "open"
+    access_tier: str = AccessTier.OPEN
     robots_meta: dict[str, bool] = field(default_factory=dict)
     extraction: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)  # kind-specific: authors, DOI, indicator, ...

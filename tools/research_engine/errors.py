@@ -16,7 +16,9 @@ Exit codes (documented in docs/conventions.md; pinned by a test):
     5  not configured: a service the command needs has no configuration (e.g. no search backend)
     6  upstream failed: every configured backend or the network failed
     7  budget spent: the governor stopped a run on a budget (partial, labelled result)
+    8  no finding: the run ended without one supported finding; result.md says so, why, and what stays open
     70 internal error: a bug; the message says where to look
+    75 run busy: another process is writing this run (its writer lock is held); try again when it ends
     130 interrupted: Ctrl-C stopped the command
 """
 
@@ -36,7 +38,9 @@ class ExitCode(IntEnum):
     NOT_CONFIGURED = 5
     UPSTREAM_FAILED = 6
     BUDGET_SPENT = 7
-    INTERNAL = 70
+    NO_FINDING = 8  # a completed run whose deliverable can cite no supported claim
+    INTERNAL = 70  # sysexits EX_SOFTWARE
+    RUN_BUSY = 75  # sysexits EX_TEMPFAIL: a temporary condition, retry later
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
 
@@ -126,6 +130,13 @@ class UpstreamFailed(ResearchEngineError):
 
     default_code = "upstream-failed"
     exit_code = ExitCode.UPSTREAM_FAILED
+
+
+class RunBusy(ResearchEngineError):
+    """Another live process holds the run's writer lock (`trace.writer_lock`)."""
+
+    default_code = "run-busy"
+    exit_code = ExitCode.RUN_BUSY
 
 
 class BudgetSpent(ResearchEngineError):

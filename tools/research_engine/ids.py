@@ -9,7 +9,8 @@ Allocation is a monotonic counter kept in `.state/ids.json` inside the run and
 updated under the run lock, so many processes allocating at once get distinct
 ids, and an id is never handed out twice, even after the thing it named has been
 retired. The counter also never falls below the highest id already present in
-the run's artifacts (so a lost state file cannot cause reuse).
+the run's artifacts (so a lost state file cannot cause reuse): source files for
+SRC, the last record of the claims ledger's log for CLM and T.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ import json
 import re
 from pathlib import Path
 
+from research_engine import bounded, eventlog
 from research_engine.errors import BadInput
 from research_engine.trace import Run, atomic_write_text
+from research_engine.vocabulary import LedgerEvent
 
 KINDS = {"sq": "SQ", "src": "SRC", "clm": "CLM", "chl": "CHL", "tension": "T", "gap": "G"}
+# Ids recorded in the claims ledger's log, by the event that introduces them (appended in increasing order).
+LEDGER_EVENTS = {"CLM": LedgerEvent.CLAIM_ADDED, "T": LedgerEvent.TENSION_ADDED}
 ID_RE = re.compile(r"^(SQ|SRC|CLM|CHL|T|G)-([0-9]{2,})\Z")  # ASCII digits only; \Z: no trailing newline
 SOURCE_REF_RE = re.compile(r"^(SQ-[0-9]{2,})/(SRC-[0-9]{2,})\Z")
 
@@ -72,9 +77,12 @@ def _load(run: Run) -> dict:
     if not path.exists():
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"identifier state {path} is unreadable: {exc}", code="bad-state") from exc
+        state = bounded.load_json(bounded.read_bytes(path), "identifier state")
+    except BadInput as exc:
+        raise BadInput(f"identifier state {path} is unreadable: {exc.message}", code="bad-state") from exc
+    if not isinstance(state, dict):
+        raise BadInput(f"identifier state {path} is not a JSON object", code="bad-state")
+    return state
 
 
 def _highest_on_disk(run: Run, prefix: str, sq: str | None) -> int:
@@ -83,6 +91,12 @@ def _highest_on_disk(run: Run, prefix: str, sq: str | None) -> int:
         folder = run.path("retrieve_dir", sq=sq)
         nums = [_num(p.stem) for p in folder.glob("SRC-*.md")] if folder.is_dir() else []
         return max(nums, default=0)
+    if prefix in LEDGER_EVENTS:
+        # The last record introducing such an id holds the highest one; read from the log's end, this costs
+        # the same however long the ledger is.
+        event = LEDGER_EVENTS[prefix]
+        found = eventlog.last(run.path("claims_log"), lambda r: r.get("event") == event)
+        return _num(str(found.get("id"))) if found else 0
     return 0
 
 

@@ -28,10 +28,19 @@ evidence map, reproducibility), and it
 has at least FACT_MIN_WORDS words or contains a number. Headings, code and
 table header rows never state facts.
 
+A run that ended without one citable claim (every active claim refused by the
+verifier, or none at all) has no finding to state: a deliverable that states
+none (it cites no claim, or cites refused ones only in caveat areas) is a
+no-finding deliverable, not a failed one (`no_finding`, with a warning). Every
+other check still applies, so it may only name what is missing as gaps and caveats.
+
 `finish` checks, then writes synthesis/result.md: the document, a generated
 reference list (unless the author wrote one), the evidence map (well supported /
 needs caution / refused during the run), and a reproducibility footer (sources
 and digests, the verifier's copies, model, cache use), and completes run.json.
+A no-finding deliverable gets `no_finding: true` in its front matter and, instead
+of references and an evidence map, what was searched, retrieved and refused and
+the open questions (`finish` returns `no_finding`; the CLI and `run` exit 8).
 This module never writes the deliverable's prose.
 """
 
@@ -42,7 +51,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine import bounded, escaping, nofinding, retrieve, runrecord
+from research_engine import claims as ledger
+from research_engine.artifacts import read_counted, read_markdown, write_markdown
+from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
+from research_engine.grounding import numbers_in
+from research_engine.ids import parse_source_ref, sort_key
+from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
+from research_engine.schemas import validate
 from research_engine.trace import Run, iso
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
@@ -86,6 +102,7 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     has_references: bool = False
+    no_finding: bool = False  # cites nothing, in a run with nothing citable: says no finding was supported
 
     @property
     def ok(self) -> bool:
@@ -97,6 +114,7 @@ class CheckReport:
             "ok": self.ok,
             "cited_claims": self.cited,
             "has_references": self.has_references,
+            "no_finding": self.no_finding,
             "problems": [p.to_dict() for p in self.problems],
             "warnings": [w.to_dict() for w in self.warnings],
         }
@@ -189,8 +207,6 @@ def parse_blocks(markdown: str) -> list[Block]:
 
 
 def _states_fact(block: Block) -> bool:
-    from research_engine.grounding import numbers_in
-
     if block.caveat or block.exempt or block.references:
         return False
     bare = SOURCE_RE.sub(" ", CLAIM_RE.sub(" ", block.text))
@@ -200,25 +216,22 @@ def _states_fact(block: Block) -> bool:
 
 def claim_state(run: Run) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """(claims by id, latest verdict by claim id)."""
-    from research_engine import claims as ledger
-    from research_engine.controller import latest_verdicts
-
     return {c["id"]: c for c in ledger.load(run)["claims"]}, latest_verdicts(run)
 
 
 def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckReport:
     """Every check on a deliverable's text; problems are collected, never raised."""
-    from research_engine import retrieve
-    from research_engine.ids import sort_key
 
     claims, verdicts = claim_state(run)
     report = CheckReport(file=file)
     blocks = parse_blocks(_strip_front_matter(markdown).split(GENERATED_MARK)[0])
     cited: list[str] = []
+    stated = False  # a claim cited outside every caveat area: the deliverable states a finding
     for block in blocks:
         for clm in dict.fromkeys(CLAIM_RE.findall(block.text)):
             if clm not in cited:
                 cited.append(clm)
+            stated = stated or not block.caveat
             where = f"line {block.line}"
             if clm not in claims:
                 report.problems.append(
@@ -304,7 +317,20 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                         file=file,
                     )
                 )
-    if not cited:
+    if not blocks:
+        report.problems.append(Problem("empty-deliverable", "the deliverable has no text", file=file))
+    elif not stated and not nofinding.citable_claims(run):
+        # Nothing could be supported: saying so, with the gaps and the refusals, is the honest deliverable.
+        report.no_finding = True
+        report.warnings.append(
+            Problem(
+                "no-finding",
+                "the run has no supported claim, and the deliverable states none: it is a no-finding "
+                "deliverable",
+                file=file,
+            )
+        )
+    elif not cited:
         report.problems.append(Problem("no-citations", "the deliverable cites no claim (CLM-NN)", file=file))
     return report
 
@@ -318,15 +344,11 @@ def _strip_front_matter(text: str) -> str:
 
 
 def _carrying_sources(claims: dict[str, dict[str, Any]], cited: list[str]) -> list[str]:
-    from research_engine.ids import sort_key
-
     refs = {ev["source"] for clm in cited for ev in claims[clm].get("evidence", [])}
     return sorted(refs, key=sort_key)
 
 
 def _source_url(run: Run, ref: str) -> str | None:
-    from research_engine import retrieve
-
     try:
         meta, _ = retrieve.load_source(run, ref)
     except BadInput:
@@ -337,20 +359,19 @@ def _source_url(run: Run, ref: str) -> str | None:
 def read_deliverable(path: str | Path) -> str:
     """The deliverable's text; `-` reads it from stdin (an agent passes it in a quoted heredoc)."""
     p = Path(path)
+    if str(path) != bounded.STDIN and not p.exists():
+        raise BadInput(f"no deliverable at {p}", code="missing-file", field="file")
     try:
-        if str(path) == "-":
-            import sys
-
-            return sys.stdin.buffer.read().decode("utf-8")
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise BadInput(f"no deliverable at {p}", code="missing-file", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {p}: {exc}", code="unreadable-file", field="file") from exc
+        data = bounded.read_input(p, "deliverable")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"cannot read {p}: it is not UTF-8 text", code="unreadable-file", field="file"
+        ) from exc
 
 
 def _label(path: str | Path) -> str:
-    return "(stdin)" if str(path) == "-" else Path(path).name
+    return "(stdin)" if str(path) == bounded.STDIN else Path(path).name
 
 
 def check(run: Run, path: str | Path) -> CheckReport:
@@ -362,7 +383,6 @@ def check(run: Run, path: str | Path) -> CheckReport:
 
 def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
     """`reproducible` unless a paid or gated source carried a cited claim; then `checkable`, naming it."""
-    from research_engine import retrieve
 
     claims, _ = claim_state(run)
     reasons = []
@@ -381,8 +401,6 @@ def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
 
 def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
-    from research_engine import controller, runrecord
-    from research_engine.artifacts import write_markdown
 
     text = read_deliverable(path)
     report = check_text(run, text, file=_label(path))
@@ -393,7 +411,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             problems=report.problems,
             data=report.to_dict(),
         )
-    log = controller.load_loop_log(run)
+    log = load_loop_log(run)
     last = log["cycles"][-1] if log["cycles"] else None
     if last is None or last["decision"]["action"] != "stop":
         raise CheckFailed(
@@ -402,7 +420,9 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         )
     record = runrecord.read(run)
     repro = reproducibility(run, report.cited)
-    body = _strip_front_matter(text).split(GENERATED_MARK)[0].rstrip()
+    # Raw HTML and links that are not web links become text: a model or an agent may have copied a page's
+    # title or a link into the deliverable, and Markdown viewers render both (docs/conventions.md).
+    body = escaping.document(_strip_front_matter(text).split(GENERATED_MARK)[0].rstrip())
     generated = _generated_sections(run, report, record, repro)
     meta = {
         "schema_version": 1,
@@ -413,6 +433,8 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         "cited_claims": report.cited,
         "reproducibility": repro,
     }
+    if report.no_finding:
+        meta["no_finding"] = True
     target = run.path("result")
     write_markdown(target, meta, body + "\n\n" + GENERATED_MARK + "\n\n" + generated, schema="result")
     refused_ever = _refused_ever(run)
@@ -430,9 +452,11 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             "path": run.relative(target),
             "finished_at": meta["finished_at"],
             "cited_claims": report.cited,
+            **({"no_finding": True} if report.no_finding else {}),
         }
 
     updated = runrecord.update(run, change)
+    ledger.refresh(run)  # the end of the run: the claims draft shows the whole ledger
     return {
         "result": run.relative(target),
         "cited_claims": report.cited,
@@ -440,13 +464,12 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
         "stop_reason": updated["stop_reason"],
         "cycles": updated["cycles"],
         "refused_ever": updated["refused_ever"],
+        "no_finding": report.no_finding,
         "warnings": [w.to_dict() for w in report.warnings],
     }
 
 
 def _refused_ever(run: Run) -> list[str]:
-    from research_engine.verify import all_contestations
-
     return sorted(
         {
             c["claim"]
@@ -459,20 +482,25 @@ def _refused_ever(run: Run) -> list[str]:
 
 
 def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
-    from research_engine import retrieve
-
     claims, verdicts = claim_state(run)
     cited = [c for c in report.cited if c in claims]
     carrying = _carrying_sources(claims, cited)
     lines: list[str] = []
-    if not report.has_references:
+    if report.no_finding:
+        lines += [
+            "No finding could be supported: no claim of this run was found supported by the verifier, so "
+            "nothing above is stated as established.",
+            "",
+        ]
+        lines += nofinding.account(run, claims, record)
+    if not report.has_references and not report.no_finding:
         lines += ["## References", ""]
         for ref in carrying:
             meta, _ = retrieve.load_source(run, ref)
-            title = meta.get("title") or "(untitled)"
-            url = meta.get("final_url") or meta.get("requested_url")
+            title = escaping.text(meta.get("title") or "(untitled)")
+            url = escaping.link(meta.get("final_url") or meta.get("requested_url"))
             lines.append(
-                f"- **{ref}** {title}. <{url}> (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
+                f"- **{ref}** {title}. {url} (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
             )
         lines.append("")
 
@@ -481,31 +509,32 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
     for clm in cited:
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
-            f"- **{clm}** ({claims[clm]['sub_question']}): {claims[clm]['text']} "
+            f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
             f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
         )
         (well if verdict == "supported" else caution).append(entry)
-    lines += ["## Evidence map", "", "### Well supported", ""] + (well or ["(none)"]) + [""]
-    lines += ["### Needs caution", ""] + (caution or ["(none)"]) + [""]
+    if not report.no_finding:
+        lines += ["## Evidence map", "", "### Well supported", ""] + (well or ["(none)"]) + [""]
+        lines += ["### Needs caution", ""] + (caution or ["(none)"]) + [""]
     refused = _refused_ever(run)
     if refused:
         lines += ["### Refused during the run (not established)", ""]
         for clm in refused:
             c = claims.get(clm, {})
             state = "retired" if c.get("status") == "retired" else "active"
-            lines.append(f"- {clm} ({state}): {c.get('text', '(unknown)')}")
+            lines.append(f"- {clm} ({state}): {escaping.text(c.get('text', '(unknown)'))}")
         lines.append("")
 
     lines += ["## Reproducibility", ""]
     lines.append(
         f"Label: **{repro['label']}**"
-        + (f" ({'; '.join(repro['reasons'])})" if repro["reasons"] else "")
+        + (f" ({escaping.text('; '.join(repro['reasons']))})" if repro["reasons"] else "")
         + f". Run {record['run_id']}, tool {record.get('tool_version')}, stop reason "
         f"{record.get('stop_reason')}, {record.get('cycles')} cycle(s)."
     )
     model = record.get("model")
     lines.append(
-        f"Model: {model.get('name') or model}"
+        f"Model: {escaping.text(model.get('name') or model)}"
         if isinstance(model, dict)
         else "Model: none (claims and verdicts supplied by the agent through the toolkit)"
     )
@@ -528,9 +557,6 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
 
 
 def _evidence_digest(run: Run, ref: str) -> str:
-    from research_engine.artifacts import read_markdown
-    from research_engine.ids import parse_source_ref
-
     sq, src = parse_source_ref(ref)
     path = run.path("evidence", sq=sq, src=src)
     if not path.is_file():
@@ -543,9 +569,6 @@ def _evidence_digest(run: Run, ref: str) -> str:
 
 def check_result(run: Run, report: Any) -> None:
     """validate checker: synthesis/result.md front matter, and its text passes `report check`."""
-    from research_engine.errors import ResearchEngineError
-    from research_engine.schemas import validate
-    from research_engine.validate import read_counted
 
     path = run.path("result")
     read = read_counted(report, path)

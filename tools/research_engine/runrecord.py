@@ -7,19 +7,28 @@ concurrent tool calls never lose each other's changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from research_engine import __version__, bounded
 from research_engine.errors import BadInput
+from research_engine.redaction import redact_url
 from research_engine.trace import Run, atomic_write_text, iso
+from research_engine.vocabulary import CYCLE_CEILING, Depth
 
 SCHEMA_VERSION = 1
 
 
-def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_private: bool = False) -> dict:
-    from research_engine import __version__
-    from research_engine.brief import CYCLE_CEILING, budget_of
-
+def create(
+    run: Run,
+    brief_fields: dict[str, Any],
+    brief_digest: str,
+    *,
+    budgets: dict[str, int],
+    allow_private: bool = False,
+    allow_hosts: Sequence[str] = (),
+) -> dict:
+    """The first run.json of a run locked from `brief_fields` (`budgets`: the brief's, defaults filled in)."""
     now = iso()
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -30,7 +39,7 @@ def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_p
         "tool_version": __version__,
         "status": "locked",
         "depth": brief_fields.get("depth", "standard"),
-        "cycle_ceiling": CYCLE_CEILING[brief_fields.get("depth", "standard")],
+        "cycle_ceiling": CYCLE_CEILING[brief_fields.get("depth", Depth.STANDARD)],
         "cycles": 0,
         "stop_reason": None,
         "allow_private": allow_private,
@@ -41,21 +50,23 @@ def create(run: Run, brief_fields: dict[str, Any], brief_digest: str, *, allow_p
         "cycles_detail": [],
         "refused_ever": False,
         "refused_claims": [],
-        "budgets": {"set": budget_of(brief_fields), "spent": {}},
+        "budgets": {"set": dict(budgets), "spent": {}},
         "events": [],
     }
+    if allow_hosts:  # absent when none were named: run.json stays as it was for every other run
+        record["allow_hosts"] = list(allow_hosts)
     write(run, record)
     return record
 
 
 def read(run: Run) -> dict[str, Any]:
     path = run.path("run")
+    if not path.exists():
+        raise BadInput(f"no run.json in {run.root}", code="unknown-run")
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise BadInput(f"no run.json in {run.root}", code="unknown-run") from exc
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json") from exc
+        record = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(exc.message, code="malformed-run-json") from exc
     if not isinstance(record, dict):
         raise BadInput(f"{path} is not a JSON object", code="malformed-run-json")
     return record
@@ -82,3 +93,32 @@ def add_event(run: Run, kind: str, **details: Any) -> None:
         record.setdefault("events", []).append({"at": iso(), "kind": kind, **details})
 
     update(run, change)
+
+
+def note_allowed_hosts(run: Run, hosts: Sequence[str], **context: Any) -> None:
+    """Add `hosts` (`--allow-host` entries) to run.json's `allow_hosts`, with an `allow-host` event naming
+    the ones that are new and `context` (the command)."""
+
+    def change(record: dict[str, Any]) -> None:
+        known = list(record.get("allow_hosts") or [])
+        new = [h for h in hosts if h not in known]
+        if new:
+            record["allow_hosts"] = known + new
+            record.setdefault("events", []).append(
+                {"at": iso(), "kind": "allow-host", "hosts": new, **context}
+            )
+
+    update(run, change)
+
+
+def note_overrides(run: Run, client: Any, secrets: Sequence[str] = (), **context: Any) -> None:
+    """Put a client's explicit opt-ins (private addresses, ignored robots) into run.json's events, each
+    with `context` (the command, the sub-question)."""
+    for override in getattr(client, "overrides", []) or []:
+        # The client notes the URL it fetched, api_key and all: secrets never reach the trace.
+        details = {
+            k: redact_url(v, secrets) if isinstance(v, str) and "://" in v else v
+            for k, v in override.items()
+            if k != "kind"
+        }
+        add_event(run, str(override.get("kind", "override")), **context, **details)

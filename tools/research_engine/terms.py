@@ -1,11 +1,12 @@
-"""Word splitting and folding shared by the corpus ranker and the extractive model.
+"""Word splitting, folding and the stop-word list shared by the corpus ranker and the extractive model.
 
 Owns one small rule set so that a query and the text it is matched against are cut the
 same way: dotted version numbers stay one token ("3.11"), identifiers keep their
 underscores ("run_until_complete"), and plain words get a light suffix fold
 ("threads", "threading" -> "thread"; "processes" -> "process"; "changed", "changes" ->
 "chang"). It is deliberately not a full stemmer (Porter/Snowball would be a dependency
-and over-conflates technical words); it never drops words: stop words are the caller's.
+and over-conflates technical words). `words` never drops a word: `STOP_WORDS` is there
+for callers that want to skip them (the extractive model, the API query builders).
 """
 
 from __future__ import annotations
@@ -13,6 +14,34 @@ from __future__ import annotations
 import re
 
 WORD_RE = re.compile(r"\d+(?:\.\d+)+|[^\W_]+(?:_[^\W_]+)*", re.UNICODE)
+
+# Words that say nothing about what a question is about, so none may drive a query or a sentence
+# match: function words, question words, the words the extractive model's own question templates
+# add ("official documentation", "limitations"), and generic question vocabulary: a question asks
+# about a topic's "effect" or "way", or how a "program" does its "work", but a sentence carrying
+# only these words is not about the topic.
+_FUNCTION_WORDS = """
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me
+more most my myself no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom
+why will with would you your yours yourself yourselves also may might must shall us via per
+within across among regarding whether many much
+"""
+_TEMPLATE_WORDS = """
+evidence say says said state states stated source sources primary official documentation docs
+doc find change changes changed recent recently current limitation limitations drawback
+drawbacks exception exceptions counter critique critiques apply applies answer use used using
+usage choose choosing chosen decide deciding pick select compare comparing comparison difference
+differences versus vs better best right known know one
+"""
+_GENERIC_WORDS = """
+effect effects affect affects impact impacts way ways work works program programs programme
+programmes role aspect aspects thing things matter matters happen happens really actually overall
+"""
+STOP_WORDS = frozenset((_FUNCTION_WORDS + _TEMPLATE_WORDS + _GENERIC_WORDS).split())
 
 
 def words(text: str) -> list[str]:

@@ -11,21 +11,36 @@ into an artifact; it only knows where each one lives and how to write it safely.
   fsync, rename, fsync of the directory. A reader sees the old file or the new one.
 - `Run.lock()`: a per-run inter-process lock (a lock file in the run root), so
   concurrent tool calls serialize their read-modify-write cycles.
+- `acquire_writer(run)`: the run's writer lock, held by the one process that drives a
+  run (`run`, `run --resume`) for as long as it drives it. A second writer is refused
+  (`RunBusy`, exit 75), and so is every write (`Run.lock()`) by another process while it
+  is held. It is an advisory `flock` on `.state/writer.lock`, which the kernel drops
+  when the holder dies, however it dies (kill -9 included): a stale lock never blocks a
+  resume. The file's content (pid, host, since, command) only names the holder.
+- `Run.path()` refuses a path that passes through a symbolic link below the run
+  directory (a `retrieve/` linked elsewhere would make every write land outside the
+  run); `tree_problems` lists such links for `validate`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import json
 import os
 import re
+import stat
 import tempfile
+import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from research_engine.errors import BadInput
+from research_engine import bounded, libraries
+from research_engine.errors import BadInput, RunBusy
 
 SLUG_MAX = 48
 RUN_ID_RE = re.compile(r"^\d{8}-\d{6}-[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -45,6 +60,8 @@ SCAFFOLD_DIRS = (
 )
 
 LOCK_NAME = ".lock"
+WRITER_LOCK = (".state", "writer.lock")  # the writer lock, below the run root
+WRITER_WAIT = 1.0  # seconds a new writer retries while a short `Run.lock()` check holds the file
 
 
 def _default_file_mode() -> int:
@@ -92,7 +109,7 @@ def make_run_id(objective: str, now: datetime | None = None) -> str:
     return f"{stamp}-{slugify(objective)}"
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):  # some filesystems refuse O_RDONLY on dirs
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -117,7 +134,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -173,7 +190,9 @@ def artifact_path(
             return root / "snapshots"
         case "snapshot":
             return root / "snapshots" / _valid_id("digest", digest)
-        case "draft":
+        case "claims_log":  # the claims ledger: an append-only log of ledger events, one JSON object a line
+            return root / "consolidate" / "claims.jsonl"
+        case "draft":  # the ledger rendered for people (claims.draft), as of a stated number of log records
             return root / "consolidate" / "synthesis.draft.md"
         case "worksheet":
             return root / "verify" / "worksheet.md"
@@ -206,8 +225,12 @@ def artifact_path(
             return root / "model" / "prompts"
         case "state":
             return root / ".state" / f"{_valid_id('name', name)}.json"
+        case "spend_ledger":  # a headless run's spend, appended as it happens (engine.metering)
+            return root / ".state" / "spend.jsonl"
         case "lock":
             return root / LOCK_NAME
+        case "writer_lock":
+            return root.joinpath(*WRITER_LOCK)
     raise BadInput(f"unknown artifact {artifact!r}", code="bad-artifact-key")
 
 
@@ -222,18 +245,23 @@ class Run:
         return self.root.name
 
     def path(self, artifact: str, **keys: object) -> Path:
-        return artifact_path(self.root, artifact, **keys)  # type: ignore[arg-type]
+        """The artifact's path; refused (BadInput) when it would pass through a symbolic link below the
+        run directory, since reading or writing there would leave the run."""
+        target = artifact_path(self.root, artifact, **keys)  # type: ignore[arg-type]
+        check_inside(self.root, target)
+        return target
 
     @contextlib.contextmanager
     def lock(self, timeout: float = 120.0) -> Iterator[None]:
-        """Serialize read-modify-write cycles across processes (and threads)."""
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(str(self.path("lock")), timeout=timeout, is_singleton=True)
+        """Serialize read-modify-write cycles across processes (and threads). Refused (RunBusy) while
+        another process holds the run's writer lock: a run has one writer."""
+        refuse_if_other_writer(self)
+        filelock = libraries.filelock()
+        lock = filelock.FileLock(str(self.path("lock")), timeout=timeout, is_singleton=True)
         try:
             with lock:
                 yield
-        except Timeout as exc:
+        except filelock.Timeout as exc:
             raise BadInput(
                 f"run {self.root} is locked by another process for more than {timeout:.0f}s",
                 code="run-locked",
@@ -246,6 +274,167 @@ class Run:
 
     def relative(self, path: Path) -> str:
         return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+
+
+# ----------------------------------------------------------------------------- symbolic links
+
+
+def check_inside(root: Path, target: Path) -> None:
+    """Refuse `target` when a component of it below `root` is a symbolic link (or it is not below root).
+
+    Components that do not exist yet are fine: they will be created as directories or files here.
+    """
+    try:
+        rel = Path(target).relative_to(root)
+    except ValueError as exc:
+        raise BadInput(f"{target} is outside the run {root}", code="outside-run") from exc
+    current = Path(root)
+    for part in rel.parts:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _path_error(current, exc) from exc
+        if stat.S_ISLNK(mode):
+            raise BadInput(
+                f"refusing {current.relative_to(root).as_posix()} in run {root.name}: it is a symbolic link "
+                f"(to {os.readlink(current)}); a run's files and directories must be inside the run",
+                code="symlink-in-run",
+            )
+
+
+def _path_error(path: Path, exc: OSError) -> BadInput:
+    if exc.errno == errno.ENAMETOOLONG:
+        return BadInput(f"path too long for the file system: {str(path)[:120]}...", code="path-too-long")
+    return BadInput(f"cannot use {path}: {exc.strerror or exc}", code="unreadable-path")
+
+
+def tree_problems(root: Path) -> list[tuple[str, str]]:
+    """(relative path, why) for every symbolic link inside the run directory and every path that resolves
+    outside it; `validate` reports them. Links are not followed."""
+    root = Path(root)
+    real_root = root.resolve()
+    out: list[tuple[str, str]] = []
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(directory) / name
+            if not path.is_symlink():
+                continue
+            rel = path.relative_to(root).as_posix()
+            resolved = path.resolve()
+            where = "outside the run" if not resolved.is_relative_to(real_root) else "inside the run"
+            out.append((rel, f"{rel} is a symbolic link to {os.readlink(path)} ({where}); tools refuse it"))
+    return sorted(out)
+
+
+# ------------------------------------------------------------------------------ the writer lock
+
+_HELD_WRITERS: dict[str, WriterLock] = {}  # run root -> the writer lock this process holds
+
+
+@dataclass
+class WriterLock:
+    """The run's writer lock, held by this process until `release` (see the module docstring)."""
+
+    run: Run
+    fd: int | None
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        fd, self.fd = self.fd, None
+        _HELD_WRITERS.pop(str(self.run.root), None)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)  # no holder named any more
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    def __enter__(self) -> WriterLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _holder(fd: int) -> str:
+    """Who holds the writer lock, as its file names it (best effort)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        info = {}
+    if not isinstance(info, dict) or not info.get("pid"):
+        return "another process"
+    return (
+        f"process {info.get('pid')} on {info.get('host', '?')} ({info.get('command', 'a writer')}, "
+        f"since {info.get('since', '?')})"
+    )
+
+
+def _busy(run: Run, fd: int) -> RunBusy:
+    return RunBusy(
+        f"run {run.run_id} is busy: {_holder(fd)} is writing it; try again when it has ended",
+        data={"run": str(run.root)},
+    )
+
+
+def acquire_writer(run: Run, command: str = "run", *, wait: float = WRITER_WAIT) -> WriterLock:
+    """Take the run's writer lock for this process, or raise RunBusy naming the live holder.
+
+    Reentrant within a process (the same lock comes back). `wait` covers the instants in which another
+    command's `Run.lock()` checks the file with a shared lock; a real writer holds it far longer."""
+    held = _HELD_WRITERS.get(str(run.root))
+    if held is not None and held.fd is not None:
+        return held
+    path = run.path("writer_lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _FILE_MODE)
+    except OSError as exc:
+        raise _path_error(path, exc) from exc
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                error = _busy(run, fd)
+                os.close(fd)
+                raise error from None
+            time.sleep(0.02)
+    info = {"pid": os.getpid(), "host": os.uname().nodename, "since": iso(), "command": command}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(info) + "\n").encode("utf-8"), 0)
+    os.fsync(fd)
+    lock = WriterLock(run, fd)
+    _HELD_WRITERS[str(run.root)] = lock
+    return lock
+
+
+def refuse_if_other_writer(run: Run) -> None:
+    """RunBusy when another process holds the run's writer lock; nothing when this process holds it, when
+    nobody does, or when the run has never had a writer (the file is not created here)."""
+    held = _HELD_WRITERS.get(str(run.root))
+    if held is not None and held.fd is not None:
+        return
+    path = artifact_path(run.root, "writer_lock")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _path_error(path, exc) from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(run, fd) from None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def open_run(path: str | os.PathLike[str]) -> Run:
@@ -264,16 +453,15 @@ def open_run(path: str | os.PathLike[str]) -> Run:
 def _check_run_record(path: Path) -> None:
     """A run.json that is there must be a JSON object: a torn or hand-mangled record stops every command
     (a command that went on would write new artifacts into a run nothing can read any more)."""
-    import json
 
-    try:
-        record = json.loads(path.read_bytes())
-    except FileNotFoundError:
+    if not path.exists():
         return
-    except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror or exc}", code="malformed-run-json") from exc
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="malformed-run-json", field="run") from exc
+    try:
+        record = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        if exc.code in ("input-too-large", "path-too-long"):
+            raise
+        raise BadInput(exc.message, code="malformed-run-json", field="run") from exc
     if not isinstance(record, dict):
         raise BadInput(f"{path} is not a JSON object", code="malformed-run-json", field="run")
 

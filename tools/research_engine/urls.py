@@ -40,9 +40,13 @@ not know, the host without a leading `www.`.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
+import idna
+
+from research_engine import libraries
 from research_engine.errors import BadInput
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -240,9 +244,7 @@ def registrable_domain(url: str) -> str:
     host = urlsplit(normalized).hostname or ""
     if not _is_ip_literal(host):
         try:
-            from tld import get_fld
-
-            domain = get_fld(normalized, fail_silently=True)
+            domain = libraries.tld().get_fld(normalized, fail_silently=True)
         except Exception:  # tld's list is a convenience; the fallback is documented
             domain = None
         if domain:
@@ -274,7 +276,6 @@ def _host_ascii(host: str, original: str) -> str:
     host = unquote(host).rstrip(".").lower()
     if host.isascii():
         return host
-    import idna
 
     try:
         return idna.encode(host, uts46=True).decode("ascii")
@@ -345,8 +346,6 @@ def _strip_www(host: str) -> str:
 
 
 def _is_ip_literal(host: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:

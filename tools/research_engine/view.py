@@ -21,9 +21,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from research_engine import bounded, brief, claims, critic, decompose, retrieve, runrecord, selection
+from research_engine.errors import BadInput
+from research_engine.grounding import find_quote
+from research_engine.runstate import latest_verdicts, load_loop_log
 from research_engine.trace import Run, atomic_write_text
+from research_engine.vocabulary import Verdict
 
-VERDICT_LABELS = {"supported": "supported", "partial": "partial", "refuse": "REFUSED", None: "unverified"}
+VERDICT_LABELS: dict[str | None, str] = {
+    Verdict.SUPPORTED: "supported",
+    Verdict.PARTIAL: "partial",
+    Verdict.REFUSE: "REFUSED",
+    None: "unverified",
+}
 
 CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d1d1f;margin:0;background:#f6f6f4}
@@ -77,16 +87,11 @@ def _safe(load: Any, default: Any) -> Any:
 
 def gather(run: Run) -> dict[str, Any]:
     """Everything the page shows, read from the trace."""
-    from research_engine import brief, claims, critic, decompose, retrieve, runrecord, selection
 
     def verdicts() -> dict[str, Any]:
-        from research_engine.controller import latest_verdicts
-
         return latest_verdicts(run)
 
     def loop_cycles() -> list[dict[str, Any]]:
-        from research_engine.controller import load_loop_log
-
         return load_loop_log(run).get("cycles", [])
 
     sub_questions = _safe(lambda: decompose.load(run), [])
@@ -108,7 +113,7 @@ def gather(run: Run) -> dict[str, Any]:
         },
         "cycles": _safe(loop_cycles, []),
         "sources": sources,
-        "result": result_path.read_text(encoding="utf-8") if result_path.is_file() else None,
+        "result": _safe(lambda: bounded.read_text(result_path), None) if result_path.is_file() else None,
     }
 
 
@@ -128,7 +133,6 @@ def _quote_marks(data: dict[str, Any]) -> dict[str, list[tuple[str, str, str | N
 
 def _highlight(text: str, quotes: list[tuple[str, str]]) -> tuple[str, set[str]]:
     """Escaped `text` with each found quote in <mark id=anchor>; returns (html, anchors placed)."""
-    from research_engine.grounding import find_quote
 
     spans: list[tuple[int, int, str]] = []
     for anchor, quote in quotes:
@@ -458,8 +462,6 @@ def _render_sources(data: dict[str, Any], placed: set[str]) -> str:
 
 
 def _passage_holding(quote: str, passages: list[Any]) -> str | None:
-    from research_engine.grounding import find_quote
-
     for passage in passages:
         if quote.strip() and find_quote(quote, passage.text).found:
             return passage.id
@@ -474,7 +476,6 @@ def _render_result(data: dict[str, Any]) -> str:
 
 def write_view(run: Run, output: str | Path | None = None) -> Path:
     """Render the page for `run` and write it (default: `view.html` in the run); returns its path."""
-    from research_engine.errors import BadInput
 
     target = Path(output) if output else run.path("view")
     resolved = target.expanduser().resolve()

@@ -9,6 +9,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from research_engine import brief, claims, retrieve, trace, verify
+from research_engine.documents import Document
+from research_engine.extract import extract_document
+from research_engine.net import HttpClient
+from research_engine.verify import refetch
+
 FAST = {"per_host_interval": 0.0, "max_retries": 0, "timeout": 5.0, "deadline": 10.0}
 
 
@@ -39,19 +45,12 @@ def allow_robots(httpserver: Any) -> None:
 
 
 def locked_private_run(brief_file: Any, **fields: Any):
-    from research_engine import brief, trace
-
     locked = brief.lock(brief_file(**fields), allow_private=True)
     return trace.open_run(locked.run_root)
 
 
 def fetch_into_run(run: Any, sq: str, url: str, *, access_tier: str = "open") -> str:
     """Retrieve one page the way the retrieve stage does: fetch, extract, record. Returns SQ-NN/SRC-NN."""
-    from research_engine import retrieve
-    from research_engine.documents import Document
-    from research_engine.extract import extract_document
-    from research_engine.net import HttpClient
-
     with HttpClient(allow_private=True, use_cache=False, **FAST) as client:
         result = client.get(url)
     assert result.ok, f"{url}: {result.error} {result.error_detail}"
@@ -76,9 +75,7 @@ def fetch_into_run(run: Any, sq: str, url: str, *, access_tier: str = "open") ->
 
 def fast_verifier(monkeypatch: Any) -> None:
     """The verifier's real HttpClient, without the one-second politeness pause between local requests."""
-    from research_engine import verify
-
-    monkeypatch.setattr(verify, "CLIENT_OPTIONS", dict(FAST))
+    monkeypatch.setattr(refetch, "CLIENT_OPTIONS", dict(FAST))
 
 
 def grounded_claim(
@@ -92,8 +89,6 @@ def grounded_claim(
     access_tier: str = "open",
 ) -> str:
     """Serve a page holding `sentence`, retrieve it under `sq`, add a claim quoting it; returns CLM-NN."""
-    from research_engine import claims
-
     allow_robots(httpserver)
     url = serve(
         httpserver,
@@ -111,8 +106,6 @@ def grounded_claim(
 
 def verify_all(run: Any, verdicts: dict[str, str] | None = None) -> dict[str, Any]:
     """prepare, record each claim's floor (or the verdict given), close."""
-    from research_engine import verify
-
     out = verify.prepare(run)
     for row in out["claims"]:
         wanted = (verdicts or {}).get(row["claim"], row["floor"])

@@ -3,7 +3,13 @@ by the project's own corpus server (static pages plus a SearXNG-compatible searc
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from research_engine.corpus import CorpusServer
 
 GIL_SENTENCE = (
     "CPython threads are limited by the global interpreter lock, so only one thread executes "
@@ -91,3 +97,24 @@ BRIEF = {
     "claim_types": ["technical"],
     "recency": "any",
 }
+
+
+class CountingCorpusServer(CorpusServer):
+    """The corpus server with every request counted by path (`seen`) and delayed by `delay` seconds, so a
+    run over it lasts long enough for a test to act while it is under way."""
+
+    def __init__(self, root: Path, delay: float = 0.0) -> None:
+        super().__init__(root)
+        seen: Counter[str] = Counter()
+        lock = threading.Lock()
+        self.seen = seen
+        base = self.httpd.RequestHandlerClass
+
+        class Handler(base):  # type: ignore[misc, valid-type]
+            def do_GET(self) -> None:  # noqa: N802 - stdlib name
+                with lock:
+                    seen[urlsplit(self.path).path] += 1
+                time.sleep(delay)
+                super().do_GET()
+
+        self.httpd.RequestHandlerClass = Handler

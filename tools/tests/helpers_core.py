@@ -7,6 +7,9 @@ depend on these signatures.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from research_engine import decompose, retrieve
 from research_engine.documents import Document, number_passages, sha256_hex
 from research_engine.trace import Run, iso
@@ -48,3 +51,13 @@ def make_document(
 def add_source(run: Run, sq: str, text: str, url: str = "https://example.org/page", **kwargs) -> str:
     """Record a source under `sq` with `text` as its stored text; returns SQ-NN/SRC-NN."""
     return retrieve.record(run, sq, make_document(text, url, **kwargs))
+
+
+def hand_edit_claim(run: Run, clm: str, **changes: Any) -> None:
+    """Change fields of `clm`'s claim-added record in consolidate/claims.jsonl, as a hand edit would: the
+    grounding gate never sees the change (tests use it to plant claims the gate would refuse)."""
+    path = run.path("claims_log")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    (record,) = [r for r in records if r["event"] == "claim-added" and r["id"] == clm]
+    record.update(changes)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

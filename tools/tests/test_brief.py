@@ -148,7 +148,7 @@ def test_lock_into_uncreatable_output_path_is_bad_input(brief_file, tmp_path):
 def test_depth_sets_cycle_ceiling_in_run_json(brief_file):
     import json
 
-    for depth, ceiling in brief.CYCLE_CEILING.items():
+    for depth, ceiling in {"quick": 1, "standard": 2, "deep": 3}.items():
         locked = brief.lock(brief_file(depth=depth))
         record = json.loads((locked.run_root / "run.json").read_text())
         assert record["cycle_ceiling"] == ceiling

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
+import pytest
 from helpers_core import add_source, add_sq
 
-from research_engine import claims
-from research_engine.artifacts import read_markdown
-from research_engine.schemas import validate
+from research_engine import claims, validate
+from research_engine.schemas import validate as validate_schema
 
-N = 32
+N = 64
 
 
-def test_32_concurrent_claims_add_give_32_distinct_ids_and_a_draft_holding_all(locked_run):
+@pytest.mark.slow
+def test_64_concurrent_claims_add_give_64_distinct_ids_and_a_ledger_holding_all(locked_run):
     add_sq(locked_run, "What do the figures say?", "quantitative")
     text = "\n\n".join(f"Figure {i} reports {1000 + i} tonnes in region {i}." for i in range(N))
     add_source(locked_run, "SQ-01", text, url="https://data.example.org/figures")
@@ -52,10 +54,17 @@ def test_32_concurrent_claims_add_give_32_distinct_ids_and_a_draft_holding_all(l
     assert [r[0] for r in results] == [0] * N, [r[2] for r in results if r[0]]
     printed = {r[1] for r in results}
     assert printed == {f"CLM-{i:02d}" for i in range(1, N + 1)}
-    meta, _ = read_markdown(locked_run.path("draft"))
-    assert validate(meta, "claims") == []
-    assert sorted(c["id"] for c in meta["claims"]) == sorted(printed)
-    assert {c["text"] for c in meta["claims"]} == {
+    lines = locked_run.path("claims_log").read_bytes().split(b"\n")
+    assert lines.pop() == b""  # every record is a whole line: none torn, none glued to another
+    records = [json.loads(line) for line in lines]
+    assert len(records) == N
+    assert all(validate_schema(r, "claim-record") == [] for r in records)
+    assert [r["id"] for r in records] == [f"CLM-{i:02d}" for i in range(1, N + 1)]  # appended in id order
+    ledger = claims.load(locked_run)
+    assert validate_schema(ledger, "claims") == []
+    assert {c["id"] for c in ledger["claims"]} == printed
+    assert {c["text"] for c in ledger["claims"]} == {
         f"Region {i} reports {1000 + i:,} tonnes." for i in range(N)
     }
     assert len(claims.active_claims(locked_run)) == N
+    assert validate.validate_run(locked_run).ok

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers_core import add_source, add_sq
 
 from research_engine import claims
-from research_engine.artifacts import read_markdown
-from research_engine.errors import CheckFailed
+from research_engine.errors import BadInput, CheckFailed
 from research_engine.schemas import validate
 
 PAGE = (
@@ -66,9 +67,14 @@ def test_a_grounded_claim_is_recorded_with_its_evidence(run_with_sources, cli):
         "--json",
     )
     assert code == 0 and env["data"]["id"] == "CLM-01"
-    meta, body = read_markdown(run_with_sources.path("draft"))
-    assert validate(meta, "claims") == []
-    claim = meta["claims"][0]
+    (line,) = run_with_sources.path("claims_log").read_text(encoding="utf-8").splitlines()
+    record = json.loads(line)
+    assert validate(record, "claim-record") == []
+    assert (record["event"], record["id"]) == ("claim-added", "CLM-01")
+    ledger = claims.load(run_with_sources)
+    assert validate(ledger, "claims") == []
+    claim = ledger["claims"][0]
+    assert env["data"]["claim"] == claim
     assert claim["evidence"] == [
         {
             "source": "SQ-01/SRC-01",
@@ -79,6 +85,11 @@ def test_a_grounded_claim_is_recorded_with_its_evidence(run_with_sources, cli):
         }
     ]
     assert (claim["status"], claim["confidence"], claim["cycle"]) == ("active", "high", 1)
+    assert not run_with_sources.path("draft").exists()  # an add appends to the log and renders nothing
+    code, _, _, _ = cli("claims", "list", "--run", run_with_sources.root)
+    assert code == 0
+    body = run_with_sources.path("draft").read_text(encoding="utf-8")
+    assert "as of its first record:" in body
     assert "## SQ-01: How many households did the programme reach?" in body
     assert "SQ-01/SRC-01 [p02]" in body
 
@@ -103,7 +114,7 @@ def test_citing_a_source_that_does_not_exist_exits_1_naming_it(run_with_sources,
     assert code == 1
     assert "SQ-01/SRC-09" in env["errors"][0]["message"] and "SRC-01" not in env["errors"][0]["message"]
     assert env["data"]["offending_sources"] == ["SQ-01/SRC-09"]
-    assert not run_with_sources.path("draft").exists()
+    assert not run_with_sources.path("claims_log").exists()
 
 
 def test_a_source_without_stored_text_fails_the_gate(run_with_sources):
@@ -206,7 +217,7 @@ def test_mismatched_quote_and_source_counts_are_bad_input(run_with_sources, cli)
 
 
 def test_an_unknown_sub_question_fails(run_with_sources):
-    with pytest.raises(CheckFailed) as caught:
+    with pytest.raises(BadInput) as caught:
         claims.add_claim(run_with_sources, "SQ-07", "x", ["SQ-01/SRC-01"], ["3.5 million households"])
     assert caught.value.code == "unknown-sub-question"
 

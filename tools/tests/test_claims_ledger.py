@@ -6,8 +6,7 @@ import pytest
 from helpers_core import add_source, add_sq
 
 from research_engine import claims
-from research_engine.artifacts import read_markdown
-from research_engine.errors import CheckFailed
+from research_engine.errors import BadInput, CheckFailed
 
 TEXT = (
     "The river is 120 km long.\n\n"
@@ -43,15 +42,17 @@ def test_retire_keeps_the_claim_marked_with_the_reason(ledger_run, cli):
     assert [c["id"] for c in claims.active_claims(ledger_run)] == ["CLM-01"]
     retired = claims.get_claim(ledger, "CLM-02")
     assert (retired["status"], retired["retired_why"]) == ("retired", "superseded by CLM-01")
-    _, body = read_markdown(ledger_run.path("draft"))
+    assert cli("claims", "list", "--run", ledger_run.root)[0] == 0  # renders the draft again
+    body = ledger_run.path("draft").read_text(encoding="utf-8")
+    assert "as of its first 3 records: 1 active claim, 1 retired" in body
     assert "## Retired claims" in body and "retired: superseded by CLM-01" in body
     code, _, _, env = cli("claims", "retire", "CLM-02", "--run", ledger_run.root, "--why", "again", "--json")
     assert code == 1 and env["errors"][0]["code"] == "already-retired"
 
 
-def test_retiring_an_unknown_claim_exits_1(ledger_run, cli):
+def test_retiring_an_unknown_claim_is_bad_input(ledger_run, cli):
     code, _, _, env = cli("claims", "retire", "CLM-77", "--run", ledger_run.root, "--why", "x", "--json")
-    assert code == 1 and env["errors"][0]["code"] == "unknown-claim"
+    assert code == 2 and env["errors"][0]["code"] == "unknown-claim"
 
 
 def test_tension_add_and_resolve(ledger_run, cli):
@@ -81,7 +82,8 @@ def test_tension_add_and_resolve(ledger_run, cli):
     )
     assert code == 0 and env["data"]["tension"]["status"] == "resolved"
     assert claims.open_tensions(ledger_run) == []
-    _, body = read_markdown(ledger_run.path("draft"))
+    claims.refresh(ledger_run)
+    body = ledger_run.path("draft").read_text(encoding="utf-8")
     assert (
         "**T-01** (CLM-01, CLM-02): length differs by 2 km *(resolved: different measuring points)*" in body
     )
@@ -92,7 +94,7 @@ def test_tension_add_and_resolve(ledger_run, cli):
 
 
 def test_a_tension_needs_two_existing_active_claims(ledger_run):
-    with pytest.raises(CheckFailed) as caught:
+    with pytest.raises(BadInput) as caught:  # an id naming nothing in the run is bad input
         claims.add_tension(ledger_run, ["CLM-01", "CLM-09"], "x")
     assert "CLM-09" in caught.value.message
     claims.retire(ledger_run, "CLM-02", "wrong")
@@ -128,9 +130,11 @@ def test_validate_passes_on_the_ledger_and_catches_a_tampered_quote(ledger_run, 
     claims.add_tension(ledger_run, ["CLM-01", "CLM-02"], "length")
     code, _, _, env = cli("validate", ledger_run.root, "--json")
     assert code == 0, env["errors"]
-    draft = ledger_run.path("draft")
-    draft.write_text(
-        draft.read_text().replace("quote: The river is 120 km long.", "quote: The river is 150 km long.")
+    ledger = ledger_run.path("claims_log")
+    ledger.write_text(
+        ledger.read_text().replace(
+            '"quote":"The river is 120 km long."', '"quote":"The river is 150 km long."'
+        )
     )
     code, _, _, env = cli("validate", ledger_run.root, "--json")
     assert code == 1

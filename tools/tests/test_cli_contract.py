@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -59,10 +60,41 @@ def test_errors_go_to_stderr_in_text_mode(cli, tmp_path):
 
 
 def test_ids_next_prints_the_new_id(cli, locked_run):
+    from research_engine import decompose
+
     code, out, _, _ = cli("ids", "next", "--run", locked_run.root, "clm")
     assert code == 0 and out.strip() == "CLM-01"
+    decompose.add(locked_run, "First?", "factual")
+    decompose.add(locked_run, "Second?", "factual")
     code, _, _, env = cli("ids", "next", "--run", locked_run.root, "src", "--sq", "SQ-02", "--json")
     assert env["data"]["id"] == "SRC-01"
+
+
+def test_ids_next_refuses_a_sub_question_the_run_does_not_have(cli, locked_run):
+    code, _, _, env = cli("ids", "next", "src", "--run", locked_run.root, "--sq", "SQ-99", "--json")
+    assert code == 2 and env["errors"][0]["code"] == "unknown-sub-question"
+    assert not (locked_run.root / ".state" / "ids.json").exists()
+
+
+EXIT_CODE_TABLE = {
+    "OK": 0,
+    "CHECK_FAILED": 1,
+    "BAD_INPUT": 2,
+    "REFUSED": 3,
+    "UNRESOLVED": 4,
+    "NOT_CONFIGURED": 5,
+    "UPSTREAM_FAILED": 6,
+    "BUDGET_SPENT": 7,
+    "NO_FINDING": 8,
+    "INTERNAL": 70,
+    "RUN_BUSY": 75,
+    "INTERRUPTED": 130,
+}
+
+
+def test_the_exit_code_table_is_pinned():
+    """A code is a contract with every script and agent that reads it: changing one is a breaking change."""
+    assert {code.name: int(code) for code in ExitCode} == EXIT_CODE_TABLE
 
 
 def test_exit_codes_are_documented_in_conventions():
@@ -70,7 +102,19 @@ def test_exit_codes_are_documented_in_conventions():
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     for code in ExitCode:
-        assert f"| {int(code)} |" in doc, f"exit code {int(code)} ({code.name}) is not documented"
+        assert f"| {int(code)} | {code.name} |" in doc, (
+            f"exit code {int(code)} ({code.name}) is not documented"
+        )
+    rows = re.findall(r"^\| (\d+) \| ([A-Z_]+) \|", doc, re.M)
+    assert {name: int(value) for value, name in rows} == EXIT_CODE_TABLE  # no row beyond the table either
+
+
+def test_the_errors_module_docstring_lists_every_code():
+    import research_engine.errors as errors
+
+    for code in ExitCode:
+        if code is not ExitCode.OK:
+            assert re.search(rf"^\s+{int(code)}\s", errors.__doc__ or "", re.M), code.name
 
 
 def test_console_script_runs_as_a_real_process(brief_file):

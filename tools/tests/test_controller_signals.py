@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from core_testkit import fast_verifier, grounded_claim, locked_private_run, verify_all
 
-from research_engine import claims, controller, critic, decompose, runrecord
+from research_engine import claims, controller, critic, decompose, runrecord, runstate
 from research_engine.errors import CheckFailed
 from research_engine.validate import validate_run
 
@@ -27,7 +27,7 @@ def _two_questions(run):
 
 
 def test_current_cycle_is_one_before_the_first_control(run):
-    assert controller.current_cycle(run) == 1
+    assert runstate.current_cycle(run) == 1
 
 
 def test_an_uncovered_sub_question_routes_supplement_gap_naming_it(run, httpserver):
@@ -38,7 +38,7 @@ def test_an_uncovered_sub_question_routes_supplement_gap_naming_it(run, httpserv
     assert (signals.coverage, signals.confidence, signals.gap, signals.contradiction) == (0.5, 1.0, 1, 0)
     out = controller.control(run)
     assert (out["action"], out["targets"], out["cycle"]) == ("supplement-gap", [sq2], 1)
-    assert controller.current_cycle(run) == 2
+    assert runstate.current_cycle(run) == 2
     record = runrecord.read(run)
     assert record["cycles"] == 1 and record["status"] == "running"
     assert record["cycles_detail"][0]["action"] == "supplement-gap"

@@ -14,6 +14,7 @@ import json
 
 import pytest
 from core_testkit import allow_robots, fast_verifier, fetch_into_run, page, serve
+from helpers_core import hand_edit_claim
 
 from research_engine import trace
 from research_engine.artifacts import read_markdown
@@ -242,8 +243,9 @@ def test_verify_record_refuses_supported_for_an_absent_quote_a_wrong_number_and_
 
     r = trace.open_run(run)
     ledger = claims.load(r)
-    ledger["claims"][1]["text"] = "Freedonia's wind farms produced 15 terawatt hours in 2022."
-    claims._write(r, ledger)
+    hand_edit_claim(
+        r, ledger["claims"][1]["id"], text="Freedonia's wind farms produced 15 terawatt hours in 2022."
+    )
     mini_web.clear()
     allow_robots(mini_web)
     serve(mini_web, "/solar", page("Solar", "This register has been withdrawn pending review.", FILLER))
@@ -266,9 +268,8 @@ def test_verify_record_refuses_supported_for_an_absent_quote_a_wrong_number_and_
     third = _claim(
         cli, run, sq2, wind_ref, WIND, "Freedonia's wind farms produced 12 terawatt hours in 2022."
     )
-    ledger = claims.load(r)
-    ledger["claims"][-1]["evidence"][0]["source"] = "SQ-01/SRC-01"
-    claims._write(r, ledger)
+    evidence = claims.load(r)["claims"][-1]["evidence"]
+    hand_edit_claim(r, third, evidence=[{**evidence[0], "source": "SQ-01/SRC-01"}])
     row = _ok(cli, "verify", "prepare", "--run", run, "--claims", third)["claims"][0]
     assert (row["cited"], row["floor"]) == (False, "refuse")
     code, _, _, env = cli(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import httpx
 import pytest
+from crossprocess import outputs_of_fresh_processes
 
-from research_engine.corpus import Corpus, CorpusServer, tokenize
+from research_engine.corpus import Corpus, CorpusServer, page_text, tokenize
 from research_engine.errors import BadInput
 
 PAGES = {
@@ -48,6 +51,20 @@ def corpus_server(tmp_path):
         yield server
 
 
+def test_a_utf8_page_without_a_declared_charset_is_indexed_as_utf8(tmp_path):
+    page = "<html><head><title>threading \u2014 Thread-based parallelism</title></head><body>x</body></html>"
+    (tmp_path / "p.html").write_text(page, encoding="utf-8")
+    assert page_text((tmp_path / "p.html").read_bytes())[0] == "threading \u2014 Thread-based parallelism"
+
+
+def test_an_xhtml_page_with_an_xml_declaration_is_indexed():
+    """PostgreSQL's documentation is XHTML opening with an XML declaration (a real page, as shipped)."""
+    page = Path(__file__).parent / "fixtures" / "docs" / "postgresql-15-runtime-config-resource.html"
+    title, text = page_text(page.read_bytes())
+    assert title == "20.4. Resource Consumption"
+    assert "The default is typically 128 megabytes (128MB)" in text
+
+
 def test_search_answers_in_searxng_shape(corpus_server, shared):
     reference = json.loads(shared("fixtures", "apis", "searxng", "search_python_page1.json").read_text())
     got = httpx.get(
@@ -76,10 +93,17 @@ def test_search_skips_build_internals_and_navigation(corpus_server):
     assert all("_sources" not in r["url"] for r in got["results"])
 
 
-def test_search_results_are_deterministic(corpus_server):
-    params = {"q": "threads lock", "format": "json"}
-    first = httpx.get(f"{corpus_server.url}/search", params=params).content
-    assert httpx.get(f"{corpus_server.url}/search", params=params).content == first
+def test_search_results_are_the_same_from_every_server_process(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus")
+    code = (
+        "import httpx\n"
+        "from research_engine.corpus import CorpusServer\n"
+        f"with CorpusServer({str(corpus)!r}) as server:\n"
+        "    for q in ('threads lock', 'asyncio event loop', 'global interpreter lock'):\n"
+        "        print(httpx.get(f'{server.url}/search', params={'q': q, 'format': 'json'}).text)\n"
+    )
+    first, second = (re.sub(r"127\.0\.0\.1:\d+", "HOST", out) for out in outputs_of_fresh_processes(code))
+    assert first == second and '"results"' in first
 
 
 def test_search_refuses_non_json_and_empty_queries(corpus_server):

@@ -1,12 +1,10 @@
-"""The committed example replays offline with no difference; README's first command works on it."""
+"""The committed example replays offline with no difference (README's first command: test_repo_docs.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from research_engine import report, trace, validate
 
 pytestmark = pytest.mark.slow
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -24,24 +22,6 @@ def test_replay_of_the_committed_example_reports_no_difference(cli):
     assert env["data"]["identical"] is True
     assert env["data"]["differences"] == [] and env["data"]["cassette_misses"] == []
     assert env["data"]["compared_files"] > 20
-
-
-def test_readme_first_command_runs_offline_and_passes_validate_and_report_check(cli, tmp_path):
-    example = example_run()
-    code, out, _, env = cli(
-        "run",
-        str(example / "brief.md"),
-        "--replay",
-        str(example / "cassette"),
-        "--output-path",
-        str(tmp_path / "runs"),
-        "--json",
-    )
-    assert code == 0, out
-    run = trace.open_run(env["data"]["run_root"])
-    assert validate.validate_run(run).ok
-    assert report.check(run, run.path("result")).ok
-    assert env["data"]["figures"]["replay_misses"] == []
 
 
 def test_a_diverging_trace_is_reported(cli, tmp_path):

@@ -13,9 +13,19 @@ from research_engine import claims, controller, report, runrecord, trace, valida
 from research_engine.corpus import CorpusServer
 from research_engine.engine import loop
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.models import ScriptedModel
+from research_engine.engine.scripted import ScriptedModel
+from research_engine.settings import Settings
 
 pytestmark = pytest.mark.slow
+
+
+def run_engine(*args, **kw):
+    """`loop.run` configured from the environment the test set up (as the CLI would be)."""
+    return loop.run(*args, settings=Settings.from_env(), **kw)
+
+
+def start_engine(*args, **kw):
+    return loop.start(*args, settings=Settings.from_env(), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +66,7 @@ def assert_valid(run_root: Path) -> None:
 
 
 def test_extractive_run_completes_offline_and_passes_validate_and_report_check(mini_web, tmp_path, cli):
-    outcome = loop.run(brief_at(tmp_path), options())
+    outcome = run_engine(brief_at(tmp_path), options())
     assert outcome.status == "complete"
     assert outcome.result == "synthesis/result.md"
     assert outcome.figures["sources"] >= 4
@@ -73,7 +83,7 @@ def test_extractive_run_completes_offline_and_passes_validate_and_report_check(m
 
 
 def test_every_stage_writes_the_same_trace_tree_the_commands_write(mini_web, tmp_path):
-    outcome = loop.run(brief_at(tmp_path), options())
+    outcome = run_engine(brief_at(tmp_path), options())
     root = outcome.run_root
     for rel in (
         "brief.md",
@@ -82,6 +92,7 @@ def test_every_stage_writes_the_same_trace_tree_the_commands_write(mini_web, tmp
         "select/SQ-01.selection.md",
         "select/SQ-01.candidates.json",
         "retrieve/SQ-01/SRC-01.md",
+        "consolidate/claims.jsonl",
         "consolidate/synthesis.draft.md",
         "verify/contestation.md",
         "controller/loop-log.md",
@@ -112,7 +123,7 @@ def test_planted_refusal_is_re_researched_and_regrounded(mini_web, tmp_path):
         return drafts
 
     model = ScriptedModel({"consolidate": consolidate}, fallback=extractive)
-    outcome = loop.run(brief_at(tmp_path), options(), model=model)
+    outcome = run_engine(brief_at(tmp_path), options(), model=model)
     assert planted, "the mini-web never offered the GIL sentence from threading.html"
     run = trace.open_run(outcome.run_root)
     log = controller.load_loop_log(run)["cycles"]
@@ -157,19 +168,19 @@ def planting_consolidate(mini_web, planted):
 def test_token_budget_stops_cleanly_with_a_partial_labelled_result(mini_web, tmp_path, cli):
     planted: dict[str, str] = {}
     critic = ExtractiveModel().critic
-    # 4 consolidate calls and the critic spend 5 x 1000 tokens; the budget is gone after cycle 1's critic,
+    # 2 consolidate calls and the critic spend 3 x 1000 tokens; the budget is gone after cycle 1's critic,
     # while the planted refusal keeps the criterion from being met: the governor stops the run.
     model = ScriptedModel(
         {"consolidate": planting_consolidate(mini_web, planted), "critic": critic}, tokens_per_call=(800, 200)
     )
-    outcome = loop.run(brief_at(tmp_path, budget={"model_tokens": 4500}), options(), model=model)
+    outcome = run_engine(brief_at(tmp_path, budget={"model_tokens": 2500}), options(), model=model)
     assert planted
     assert outcome.partial is True
     assert outcome.stop_reason == "budget:model_tokens"
     run = trace.open_run(outcome.run_root)
     record = runrecord.read(run)
     assert record["stop_reason"] == "budget:model_tokens" and record["partial"] is True
-    assert record["budgets"]["spent"]["model_tokens"] >= 4500
+    assert record["budgets"]["spent"]["model_tokens"] >= 2500
     assert controller.load_loop_log(run)["cycles"][-1]["decision"]["stop_reason"] == "budget:model_tokens"
     result = run.path("result").read_text()
     assert "PARTIAL result" in result
@@ -195,6 +206,7 @@ def test_dry_run_prints_queries_and_selected_urls_without_model_calls(mini_web, 
     assert any(p["selected"] for p in planned.values())
     root = Path(env["data"]["run_root"])
     assert not list((root / "retrieve").glob("SQ-*/SRC-*.md"))
+    assert not (root / "consolidate/claims.jsonl").exists()
     assert not (root / "consolidate/synthesis.draft.md").exists()
 
 
@@ -206,7 +218,7 @@ def test_without_a_search_backend_the_run_is_not_configured(tmp_path, cli):
 
 def test_a_failing_source_never_sinks_the_run(mini_web, tmp_path):
     (mini_web.root / "faq/library.html").unlink()  # the index still lists it; fetching it now gives 404
-    outcome = loop.run(brief_at(tmp_path), options())
+    outcome = run_engine(brief_at(tmp_path), options())
     assert outcome.result == "synthesis/result.md"
     record = runrecord.read(trace.open_run(outcome.run_root))
     assert any(e["kind"] == "fetch-failed" for e in record["events"])
@@ -225,7 +237,7 @@ def test_an_off_topic_candidate_is_logged_rejected_with_the_models_reason(mini_w
         return extractive.select_judgement(brief, sq, candidate)
 
     model = ScriptedModel({"select_judgement": select_judgement}, fallback=extractive)
-    outcome = loop.run(brief_at(tmp_path), options(), model=model)
+    outcome = run_engine(brief_at(tmp_path), options(), model=model)
     run = trace.open_run(outcome.run_root)
     logged = [
         cand

@@ -20,7 +20,9 @@ from research_engine import claims, report, retrieve, runrecord, trace, validate
 from research_engine.corpus import CorpusServer
 from research_engine.engine import apigather, loop
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.models import ClaimDraft, ScriptedModel
+from research_engine.engine.models import ClaimDraft
+from research_engine.engine.scripted import ScriptedModel
+from research_engine.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +43,15 @@ PAGES = {
         ],
     ),
 }
+
+
+def run_engine(*args, **kw):
+    """`loop.run` configured from the environment the test set up (as the CLI would be)."""
+    return loop.run(*args, settings=Settings.from_env(), **kw)
+
+
+def start_engine(*args, **kw):
+    return loop.start(*args, settings=Settings.from_env(), **kw)
 
 
 def fixture_json(name: str):
@@ -198,7 +209,7 @@ def data_reading_model() -> ScriptedModel:
 
 def test_a_run_gathers_from_web_openalex_and_worldbank_and_claims_cite_them(world, tmp_path):
     options = loop.EngineOptions(allow_private=True)
-    outcome = loop.run(brief_at(tmp_path), options, model=data_reading_model())
+    outcome = run_engine(brief_at(tmp_path), options, model=data_reading_model())
     run = trace.open_run(outcome.run_root)
     kinds = sources_by_kind(run)
     assert {"openalex", "worldbank"} <= set(kinds), sorted(kinds)
@@ -260,7 +271,7 @@ def test_a_recorded_run_with_the_apis_replays_its_gather(world, tmp_path, cli):
 
 def test_openalex_answering_429_is_an_event_and_the_run_completes(world, tmp_path):
     world.openalex_status = 429
-    outcome = loop.run(brief_at(tmp_path), loop.EngineOptions(allow_private=True))
+    outcome = run_engine(brief_at(tmp_path), loop.EngineOptions(allow_private=True))
     assert outcome.status == "complete", outcome.stop_reason
     run = trace.open_run(outcome.run_root)
     events = [e for e in runrecord.read(run)["events"] if e["kind"] == "source-failed"]
@@ -285,9 +296,8 @@ def test_a_cassette_without_a_sources_list_replays_web_only(tmp_path):
     (cassette / "engine.json").write_text(json.dumps(config))
     (cassette / "index.json").write_text(json.dumps({"schema_version": 1, "hosts": {}, "exchanges": []}))
     options = loop.EngineOptions(replay=str(cassette), output_path=str(tmp_path / "runs"))
-    with loop.scoped_environment():
-        engine = loop.start(brief_at(tmp_path), options)
-        engine.close()
+    engine = start_engine(brief_at(tmp_path), options)
+    engine.close()
     assert engine.sources == ["web"]
     assert engine.journal.data["config"]["sources"] == ["web"]
 
@@ -316,12 +326,12 @@ def test_country_and_indicator_rules():
     ]
     assert [i["id"] for i in apigather.rank_indicators(catalogue, words)] == ["SP.POP.TOTL", "SP.POP.GROW"]
     assert apigather.rank_indicators(catalogue, ["total", "rate"]) == []  # weak words alone choose nothing
-    url = apigather.series_url(["JPN", "USA"], "NY.GDP.MKTP.CD")
+    url = apigather.series_url(["JPN", "USA"], "NY.GDP.MKTP.CD", "https://api.worldbank.org/v2")
     assert apigather.parse_series_url(url) == (["JPN", "USA"], "NY.GDP.MKTP.CD", None, None)
 
 
 def test_the_extractive_model_cites_a_world_bank_series_and_an_openalex_work_end_to_end(world, tmp_path):
-    outcome = loop.run(brief_at(tmp_path), loop.EngineOptions(allow_private=True), model=ExtractiveModel())
+    outcome = run_engine(brief_at(tmp_path), loop.EngineOptions(allow_private=True), model=ExtractiveModel())
     run = trace.open_run(outcome.run_root)
     kinds = sources_by_kind(run)
     ledger, verdicts = report.claim_state(run)

@@ -36,6 +36,16 @@ def site():
     srv.stop()
 
 
+@pytest.fixture
+def locked_run(locked_run):
+    """The locked run with three sub-questions: a command records only under a sub-question of the run."""
+    from research_engine import decompose
+
+    for text in ("What is Python?", "Who maintains it?", "What research cites it?"):
+        decompose.add(locked_run, text, "factual")
+    return locked_run
+
+
 def test_url_check_exit_codes(cli):
     assert cli("url", "check", "http://0x7f000001/", "--no-resolve")[0] == 3
     assert cli("url", "check", "https://en.wikipedia.org/wiki/URL", "--no-resolve")[0] == 0
@@ -140,7 +150,7 @@ def test_fetch_json_carries_the_fetch_facts(cli, site):
 
 def test_fetch_document_gives_a_web_document_or_none_with_the_reason(site, tmp_path):
     from research_engine.net import HttpClient
-    from research_engine.web import fetch_document
+    from research_engine.retrieve.pages import fetch_document
 
     with HttpClient(
         allow_private=True, ignore_robots=True, per_host_interval=0, cache_dir=tmp_path

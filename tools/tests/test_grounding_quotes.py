@@ -91,11 +91,9 @@ def test_closest_window_is_a_slice_of_the_text_with_a_score_in_range(text_words,
         assert text[match.start : match.end] == match.closest
 
 
-def test_closest_window_stays_fast_on_a_long_document():
-    import time
-
+def test_closest_window_is_found_on_a_long_document():
+    # Speed on long documents is measured by bench/grounding.py, not by a timer here.
     stored = " ".join(f"word{i % 997} filler text number {i}." for i in range(20000))  # ~600 kB
-    began = time.perf_counter()
     match = find_quote("word5 filler text number 99999.", stored)
-    assert not match.found and match.closest
-    assert time.perf_counter() - began < 5.0
+    assert not match.found
+    assert match.closest and "filler text number" in match.closest

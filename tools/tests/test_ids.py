@@ -79,12 +79,17 @@ def _spawn(n: int, args: list[str]) -> list[str]:
     return outs
 
 
+@pytest.mark.slow
 def test_64_processes_allocating_claims_get_64_distinct_ids(locked_run):
     got = _spawn(64, ["ids", "next", "--run", str(locked_run.root), "clm"])
     assert sorted(got, key=ids.sort_key) == [f"CLM-{i:02d}" for i in range(1, 65)]
 
 
+@pytest.mark.slow
 def test_64_processes_allocating_sources_get_64_distinct_ids(locked_run):
+    from research_engine import decompose
+
+    decompose.add(locked_run, "What does the evidence say?", "factual")  # a SRC id needs its sub-question
     got = _spawn(64, ["ids", "next", "--run", str(locked_run.root), "src", "--sq", "SQ-01"])
     assert sorted(got, key=ids.sort_key) == [f"SRC-{i:02d}" for i in range(1, 65)]
 

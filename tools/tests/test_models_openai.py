@@ -8,9 +8,13 @@ import pytest
 from werkzeug import Request, Response
 
 from research_engine.documents import Passage
-from research_engine.engine.models import SourceText, make_model
-from research_engine.engine.openai_model import OpenAIModel, fence, parse_json_reply
+from research_engine.engine.cassette import Recorder, client_kwargs
+from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.factory import make_model
+from research_engine.engine.models import SourceText
+from research_engine.engine.openai_model import MODEL_RETRY, OpenAIModel, fence, parse_json_reply
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
+from research_engine.settings import Settings
 
 API_KEY = "sk-local-stub-key-do-not-write-9f8e7d"
 
@@ -25,15 +29,16 @@ class StubServer:
         httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(self.handle)
         self.base_url = httpserver.url_for("/v1").replace("localhost", "127.0.0.1")
 
-    def script(self, *replies: str | tuple[int, str]) -> None:
+    def script(self, *replies: str | tuple[int, str] | tuple[int, str, dict[str, str]]) -> None:
+        """Replies in order: a completion's text, or (status, body[, headers]) for an error answer."""
         self.replies = [r if isinstance(r, tuple) else (200, r) for r in replies]
 
     def handle(self, request: Request) -> Response:
         self.requests.append(json.loads(request.get_data()))
         self.auth.append(request.headers.get("Authorization"))
-        status, content = self.replies.pop(0)
+        status, content, *headers = self.replies.pop(0)
         if status != 200:
-            return Response(content, status=status)
+            return Response(content, status=status, headers=headers[0] if headers else None)
         body = {
             "id": "x",
             "object": "chat.completion",
@@ -51,8 +56,14 @@ def stub(httpserver):
     return StubServer(httpserver)
 
 
-def _model(stub, **kw):
-    return OpenAIModel(base_url=stub.base_url, model="stub-model", api_key=API_KEY, retry_backoff=0.0, **kw)
+def _unexpected_wait(seconds: float) -> None:
+    raise AssertionError(f"the model asked to wait {seconds}s where no retry was expected")
+
+
+def _model(stub, waits: list[float] | None = None, **kw):
+    """The model on the stub; its retry policy records the waits it asks for (in `waits`) and never sleeps."""
+    retry = MODEL_RETRY.replace(sleep=waits.append if waits is not None else _unexpected_wait)
+    return OpenAIModel(base_url=stub.base_url, model="stub-model", api_key=API_KEY, retry=retry, **kw)
 
 
 BRIEF = {"objective": "How does asyncio schedule coroutines?", "claim_types": ["technical"], "recency": "any"}
@@ -90,7 +101,7 @@ def test_a_reply_that_never_parses_falls_back_to_the_extractive_rule(stub):
     stub.script("no json here", "still none")
     model = _model(stub)
     plans = model.decompose(BRIEF)
-    assert [p.angle for p in plans] == ["entity", "time", "source-type", "counter"]
+    assert plans == ExtractiveModel().decompose(BRIEF)  # the extractive rule's own plan
     assert model.usage.fallbacks == 1
 
 
@@ -122,18 +133,43 @@ def test_parse_json_reply_is_tolerant(reply, expected):
     assert parse_json_reply(reply) == expected
 
 
-def test_a_transient_503_is_retried_once(stub):
+def test_a_transient_503_is_retried_once_after_a_one_second_backoff(stub):
     stub.script((503, "overloaded"), '{"queries": ["asyncio"]}')
-    model = _model(stub)
+    waits: list[float] = []
+    model = _model(stub, waits)
     assert model.queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity") == ["asyncio"]
-    assert len(stub.requests) == 2
+    assert len(stub.requests) == 2 and waits == [1.0]
 
 
 def test_a_second_transient_failure_is_upstream_failed(stub):
     stub.script((503, "overloaded"), (502, "bad gateway"))
+    waits: list[float] = []
     with pytest.raises(UpstreamFailed, match="failed for queries"):
-        _model(stub).queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
-    assert len(stub.requests) == 2
+        _model(stub, waits).queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
+    assert len(stub.requests) == 2 and waits == [1.0]
+
+
+def test_a_429_waits_as_long_as_its_retry_after_says(stub):
+    stub.script((429, "slow down", {"Retry-After": "7"}), '{"queries": ["asyncio"]}')
+    waits: list[float] = []
+    assert _model(stub, waits).queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity") == ["asyncio"]
+    assert len(stub.requests) == 2 and waits == [7.0]
+
+
+def test_a_retry_after_over_the_30_second_cap_is_not_waited_for(stub):
+    stub.script((429, "come back in two minutes", {"Retry-After": "120"}))
+    waits: list[float] = []
+    with pytest.raises(UpstreamFailed, match="failed for queries"):
+        _model(stub, waits).queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
+    assert len(stub.requests) == 1 and waits == []
+
+
+def test_a_client_error_is_not_retried(stub):
+    stub.script((401, "bad key"))
+    waits: list[float] = []
+    with pytest.raises(UpstreamFailed, match="failed for queries"):
+        _model(stub, waits).queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
+    assert len(stub.requests) == 1 and waits == []
 
 
 def test_request_is_low_temperature_json_mode_with_the_key_in_the_header_only(stub):
@@ -225,8 +261,6 @@ def test_usage_counts_reported_tokens_and_the_budget_stops_calls(stub):
 
 
 def test_the_api_key_is_never_written_to_the_trace(stub, locked_run):
-    from research_engine.engine.cassette import Recorder, client_kwargs
-
     recorder = Recorder(locked_run.path("cassette_dir"))
     options = client_kwargs(recorder)
     model = _model(
@@ -251,11 +285,11 @@ def test_prompts_are_not_kept_unless_verbose(stub, tmp_path):
     assert not (tmp_path / "prompts").exists()
 
 
-def test_make_model_openai_reads_the_environment(stub, monkeypatch):
+def test_make_model_openai_reads_the_settings(stub, monkeypatch):
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", stub.base_url)
     monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "env-model")
     stub.script('{"queries": ["q"]}')
-    model = make_model("openai", retry_backoff=0.0)
+    model = make_model("openai", settings=Settings.from_env())
     assert model.name == "openai:env-model"
     model.queries(BRIEF, {"id": "SQ-01", "text": "x"}, "entity")
     assert stub.requests[0]["model"] == "env-model" and stub.auth == [None]

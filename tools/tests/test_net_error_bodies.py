@@ -6,7 +6,7 @@ import json
 import logging
 
 from research_engine.net import HttpClient
-from research_engine.net.client import ERROR_BODY_MAX, redact_secrets
+from research_engine.net.exchange import ERROR_BODY_MAX
 
 
 def client(**kw) -> HttpClient:
@@ -37,11 +37,3 @@ def test_secrets_in_urls_never_reach_the_log(httpserver, caplog):
         assert all("SECRET123" not in json.dumps(o) for o in c.overrides)
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("research_engine")]
     assert ours and all("SECRET123" not in m for m in ours)
-
-
-def test_redact_secrets_replaces_credential_values_only():
-    assert (
-        redact_secrets("https://a/b?q=gdp&api_key=abc&token=t1")
-        == "https://a/b?q=gdp&api_key=REDACTED&token=REDACTED"
-    )
-    assert redact_secrets("https://a/b?keyword=x") == "https://a/b?keyword=x"

@@ -25,6 +25,9 @@ def quant_run(brief_file):
     return run
 
 
+HOUSEHOLDS = "Households covered in 2023"
+
+
 def write_candidates(tmp_path, candidates, name="candidates.json"):
     path = tmp_path / name
     path.write_text(json.dumps(candidates), encoding="utf-8")
@@ -94,7 +97,7 @@ def test_per_domain_cap_keeps_the_set_diverse(quant_run, cli, tmp_path):
         tmp_path,
         [
             {
-                "title": f"Table {i}",
+                "title": f"Households covered in 2023, table {i}",
                 "url": f"https://stats.example.org/table/{i}",
                 "source_type": "data",
                 "published": "2025-01-01",
@@ -105,7 +108,7 @@ def test_per_domain_cap_keeps_the_set_diverse(quant_run, cli, tmp_path):
         ]
         + [
             {
-                "title": "Other",
+                "title": "How many households were covered",
                 "url": "https://other.example.net/x",
                 "source_type": "press",
                 "published": "2025-01-01",
@@ -187,11 +190,15 @@ def test_every_candidate_is_logged_with_scores_reason_and_verdict(quant_run, cli
 
 def test_a_second_round_is_appended_and_counts_domains_already_used(quant_run, cli, tmp_path):
     first = write_candidates(
-        tmp_path, [{"url": "https://stats.example.org/a", "source_type": "data", "reason": "r"}], "one.json"
+        tmp_path,
+        [{"url": "https://stats.example.org/a", "title": HOUSEHOLDS, "source_type": "data", "reason": "r"}],
+        "one.json",
     )
     assert log(cli, quant_run, first)[0] == 0
     second = write_candidates(
-        tmp_path, [{"url": "https://stats.example.org/b", "source_type": "data", "reason": "r"}], "two.json"
+        tmp_path,
+        [{"url": "https://stats.example.org/b", "title": HOUSEHOLDS, "source_type": "data", "reason": "r"}],
+        "two.json",
     )
     code, _, _, env = log(cli, quant_run, second)
     assert code == 0 and env["data"]["round"] == 2
@@ -212,12 +219,12 @@ def test_a_candidate_already_retrieved_for_the_sub_question_is_not_chosen_again(
     )
 
 
-def test_an_unknown_sub_question_exits_1(quant_run, cli, tmp_path):
+def test_an_unknown_sub_question_is_bad_input(quant_run, cli, tmp_path):
     path = write_candidates(tmp_path, [{"url": "https://a.example.org/", "reason": "r"}])
     code, _, _, env = cli(
         "select", "log", "--run", quant_run.root, "--sq", "SQ-09", "--candidates", path, "--json"
     )
-    assert code == 1 and env["errors"][0]["code"] == "unknown-sub-question"
+    assert code == 2 and env["errors"][0]["code"] == "unknown-sub-question"
 
 
 def test_a_malformed_candidates_file_is_refused_naming_the_field(quant_run, cli, tmp_path):
@@ -248,7 +255,7 @@ def test_a_search_envelope_is_accepted_as_the_candidates_file(quant_run, cli, tm
 
 
 def test_validate_passes_on_a_selection_log_and_flags_a_tampered_one(quant_run, cli, tmp_path):
-    path = write_candidates(tmp_path, [{"url": "https://a.example.org/", "reason": "r"}])
+    path = write_candidates(tmp_path, [{"url": "https://a.example.org/", "title": HOUSEHOLDS, "reason": "r"}])
     assert log(cli, quant_run, path)[0] == 0
     code, _, _, env = cli("validate", quant_run.root, "--json")
     assert code == 0, env["errors"]
@@ -256,3 +263,50 @@ def test_validate_passes_on_a_selection_log_and_flags_a_tampered_one(quant_run, 
     sel.write_text(sel.read_text().replace("verdict: chosen", "verdict: rejected"))
     code, _, _, env = cli("validate", quant_run.root, "--json")
     assert code == 1 and any("disagrees" in p["message"] for p in env["errors"])
+
+
+def test_one_host_fills_the_budget_and_the_log_says_the_cap_was_lifted(quant_run, cli, tmp_path):
+    """A local corpus or a site-scoped brief has one host: the domain cap must not empty the round."""
+    path = write_candidates(
+        tmp_path,
+        [
+            {"title": f"{HOUSEHOLDS}: part {i}", "url": f"http://127.0.0.1:8000/p{i}.html", "rank": i}
+            for i in range(1, 5)
+        ],
+    )
+    code, _, _, env = log(cli, quant_run, path)
+    assert code == 0
+    assert [c["n"] for c in env["data"]["chosen"]] == [1, 2, 3]  # the budget is 3
+    meta, body = read_markdown(quant_run.path("selection", sq="SQ-01"))
+    whys = {c["n"]: c["why"] for c in meta["rounds"][0]["candidates"]}
+    assert "domain cap of 2 lifted" in whys[3] and "budget of 3" in whys[4]
+    assert "| relev. |" in body
+
+
+def test_relevance_orders_candidates_and_an_off_topic_one_is_not_fetched(quant_run, cli, tmp_path):
+    path = write_candidates(
+        tmp_path,
+        [
+            {
+                "title": "Annual report of the port authority",
+                "url": "https://a.example.org/port",
+                "rank": 1,
+                "source_type": "primary",
+            },
+            {"title": "Statistics", "url": "https://b.example.org/stats", "rank": 9},
+            {
+                "title": "Households covered by the 2023 census",
+                "url": "https://c.example.org/census",
+                "snippet": "In 2023 the survey covered 41,200 households.",
+                "rank": 2,
+            },
+        ],
+    )
+    code, _, _, env = log(cli, quant_run, path)
+    assert code == 0
+    meta, _ = read_markdown(quant_run.path("selection", sq="SQ-01"))
+    by_n = {c["n"]: c for c in meta["rounds"][0]["candidates"]}
+    assert by_n[3]["verdict"] == "chosen" and by_n[3]["scores"]["relevance"] > by_n[1]["scores"]["relevance"]
+    assert "3/3 key terms" in by_n[3]["basis"]["relevance"]  # households, covered, 2023
+    assert by_n[2]["verdict"] == "rejected" and "relevance" in by_n[2]["why"]
+    assert env["data"]["chosen"][0]["n"] == 3  # the on-topic page first, although ranked second

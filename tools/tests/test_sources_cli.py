@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import test_sources_http as replay
 from test_sources_http import answer, recorded, synthesized_pages
 
@@ -14,6 +15,16 @@ from research_engine import retrieve, runrecord
 from research_engine.artifacts import read_markdown
 
 apis = replay.apis  # the fixture: every source's base URL pointed at the local replay server
+
+
+@pytest.fixture
+def locked_run(locked_run):
+    """The locked run with three sub-questions: a command records only under a sub-question of the run."""
+    from research_engine import decompose
+
+    for text in ("What is Python?", "Who maintains it?", "What research cites it?"):
+        decompose.add(locked_run, text, "factual")
+    return locked_run
 
 
 def test_search_without_a_backend_exits_5_naming_the_variables(cli):

@@ -15,8 +15,15 @@ from conftest import shared_path
 from werkzeug.wrappers import Request, Response
 
 from research_engine.errors import BadInput, NotConfigured, Refused, UpstreamFailed
-from research_engine.net import HttpClient
+from research_engine.net import HttpClient, RetryPolicy, fetch_policy
+from research_engine.settings import Settings
 from research_engine.sources import openalex, search, worldbank
+
+
+def env() -> Settings:
+    """The settings as the environment says now (each test sets its variables first)."""
+    return Settings.from_env()
+
 
 _DROPPED_HEADERS = {
     "content-length",
@@ -71,8 +78,11 @@ def apis(httpserver, monkeypatch):
 
 
 @pytest.fixture
-def client():
-    with HttpClient(per_host_interval=0, max_retries=1, backoff_base=0.01, use_cache=False) as http:
+def client(apis):
+    policy = fetch_policy(env(), use_cache=False)
+    # One retry, as the sources expect of their client; its backoff is recorded, never slept.
+    waits: list[float] = []
+    with policy.client(per_host_interval=0, retry=RetryPolicy(attempts=1, sleep=waits.append)) as http:
         yield http
 
 
@@ -87,7 +97,7 @@ def test_openalex_work_by_doi_reconstructs_the_abstract(apis, client):
     apis.expect_request("/openalex/works/https://doi.org/10.1073/pnas.1414271111").respond_with_response(
         answer("openalex/work_by_doi.json")
     )
-    fetched = openalex.get_work("10.1073/pnas.1414271111", client=client)
+    fetched = openalex.get_work("10.1073/pnas.1414271111", client=client, settings=env())
     assert fetched.work.doi == "10.1073/pnas.1414271111"
     assert fetched.work.abstract.startswith("Significance The inadequate mechanical properties")
     assert fetched.response.status == 200 and len(fetched.response.sha256) == 64
@@ -99,7 +109,7 @@ def test_openalex_sends_mailto_and_api_key_but_never_reports_the_key(apis, clien
     apis.expect_request("/openalex/works/W2162348455").respond_with_response(
         answer("openalex/work_single_2026.json")
     )
-    fetched = openalex.get_work("W2162348455", client=client)
+    fetched = openalex.get_work("W2162348455", client=client, settings=env())
     sent = requests_to(apis, "/openalex/works/W2162348455")[0].args
     assert sent["api_key"] == "secret-key-1" and sent["mailto"] == "me@example.org"
     assert "secret-key-1" not in fetched.response.url and "mailto=me%40example.org" in fetched.response.url
@@ -112,7 +122,7 @@ def test_openalex_unknown_doi_answers_404_html_and_is_not_found(apis, client):
         answer("openalex/error_404_work_not_found.html")
     )
     with pytest.raises(BadInput) as caught:
-        openalex.get_work("10.1046/j.1365-2699.2003.00795", client=client)
+        openalex.get_work("10.1046/j.1365-2699.2003.00795", client=client, settings=env())
     assert caught.value.code == "not-found" and "HTTP 404" in caught.value.message
 
 
@@ -121,7 +131,7 @@ def test_openalex_invalid_filter_400_is_a_clear_bad_request(apis, client):
         answer("openalex/error_400_invalid_filter.json")
     )
     with pytest.raises(BadInput) as caught:
-        openalex.search_works(None, filter_="DOESNTEXIST:1", client=client)
+        openalex.search_works(None, filter_="DOESNTEXIST:1", client=client, settings=env())
     assert caught.value.code == "openalex-bad-request" and "HTTP 400" in caught.value.message
 
 
@@ -130,7 +140,7 @@ def test_openalex_invalid_select_400_is_a_clear_bad_request(apis, client):
         answer("openalex/error_400_invalid_select.json")
     )
     with pytest.raises(BadInput) as caught:
-        openalex.get_work("W1775749144", select="DOESNTEXIST", client=client)
+        openalex.get_work("W1775749144", select="DOESNTEXIST", client=client, settings=env())
     assert caught.value.code == "openalex-bad-request"
 
 
@@ -140,7 +150,7 @@ def test_openalex_rejected_key_401_says_which_variable(apis, client, monkeypatch
         answer("openalex/error_401_invalid_api_key.json")
     )
     with pytest.raises(NotConfigured) as caught:
-        openalex.get_work("W1", client=client)
+        openalex.get_work("W1", client=client, settings=env())
     assert "OPENALEX_API_KEY" in caught.value.message
 
 
@@ -150,7 +160,7 @@ def test_openalex_429_is_a_per_source_rate_limit_failure(apis, client):
         answer("openalex/error_401_invalid_api_key.json", status=429)
     )
     with pytest.raises(UpstreamFailed) as caught:
-        openalex.search_works("x", client=client)
+        openalex.search_works("x", client=client, settings=env())
     assert caught.value.code == "openalex-rate-limited"
     assert "OPENALEX_API_KEY" in caught.value.message
     assert len(requests_to(apis, "/openalex/works")) == 2  # the client retried once, then gave up
@@ -167,7 +177,9 @@ def test_openalex_cursor_paging_stops_at_the_empty_page_with_null_cursor(apis, c
         return answer("openalex/works_cursor_seq_page2_end.json")
 
     apis.expect_request("/openalex/works").respond_with_handler(handler)
-    found = openalex.search_works(None, filter_="openalex:W3045921891|W3046863325", limit=50, client=client)
+    found = openalex.search_works(
+        None, filter_="openalex:W3045921891|W3046863325", limit=50, client=client, settings=env()
+    )
     assert len(found.pages) == 2
     assert len(found.works) == len(first["results"]) == found.total_count
     assert not found.truncated
@@ -178,7 +190,7 @@ def test_openalex_search_stops_at_the_limit_without_fetching_more(apis, client):
     apis.expect_request("/openalex/works").respond_with_response(
         answer("openalex/works_cursor_first_page.json")
     )
-    found = openalex.search_works("biodiversity", limit=2, client=client)
+    found = openalex.search_works("biodiversity", limit=2, client=client, settings=env())
     assert len(found.works) == 2 and found.truncated
     sent = requests_to(apis, "/openalex/works")
     assert len(sent) == 1
@@ -195,6 +207,7 @@ def test_openalex_filter_and_year_from_are_sent_as_one_filter(apis, client):
         filter_="title.search:Augmenting large language models with chemistry tools",
         year_from=2020,
         client=client,
+        settings=env(),
     )
     sent = requests_to(apis, "/openalex/works")[0].args
     assert (
@@ -230,7 +243,7 @@ def test_worldbank_series_reports_latest_non_null_and_keeps_nulls(apis, client):
         return answer("worldbank/empty_no_data.json")
 
     apis.expect_request("/wb/v2/country/JPN;USA/indicator/NY.GDP.MKTP.CD").respond_with_handler(handler)
-    fetched = worldbank.fetch_series("JPN;USA", "NY.GDP.MKTP.CD", client=client)
+    fetched = worldbank.fetch_series("JPN;USA", "NY.GDP.MKTP.CD", client=client, settings=env())
     by_country = {s.country: s for s in fetched.series}
     assert by_country["JPN"].latest.to_dict() == {"year": 2019, "value": 5081769542379.77}
     assert {"year": 2020, "value": None} in [p.to_dict() for p in by_country["JPN"].points]
@@ -247,7 +260,7 @@ def test_worldbank_multi_page_series_is_followed_to_the_last_page(apis, client):
         return Response(pages[int(request.args["page"]) - 1], content_type="application/json;charset=utf-8")
 
     apis.expect_request("/wb/v2/country/JPN/indicator/NY.GDP.MKTP.CD").respond_with_handler(handler)
-    fetched = worldbank.fetch_series("JPN", "NY.GDP.MKTP.CD", client=client)
+    fetched = worldbank.fetch_series("JPN", "NY.GDP.MKTP.CD", client=client, settings=env())
     assert len(fetched.pages) == 3
     (japan,) = fetched.series
     assert len(japan.points) == 50
@@ -259,7 +272,9 @@ def test_worldbank_null_rows_mean_no_data_said_plainly(apis, client):
     apis.expect_request("/wb/v2/country/JPN/indicator/DT.AMT.DLTT.CD.OT.AR.1824.US").respond_with_response(
         answer("worldbank/empty_no_data.json")
     )
-    fetched = worldbank.fetch_series("JPN", "DT.AMT.DLTT.CD.OT.AR.1824.US", date="2012:2017", client=client)
+    fetched = worldbank.fetch_series(
+        "JPN", "DT.AMT.DLTT.CD.OT.AR.1824.US", date="2012:2017", client=client, settings=env()
+    )
     (series,) = fetched.series
     assert series.latest is None and series.points == []
     assert "no data" in series.note and "2012:2017" in series.note
@@ -270,7 +285,7 @@ def test_worldbank_200_error_envelope_is_refused(apis, client):
         answer("worldbank/error_invalid_indicator_for_countries.json")
     )
     with pytest.raises(BadInput) as caught:
-        worldbank.fetch_series("JPN;USA", "INVALID.INDICATOR.ID", client=client)
+        worldbank.fetch_series("JPN;USA", "INVALID.INDICATOR.ID", client=client, settings=env())
     assert caught.value.code == "worldbank-invalid-value" and "id 120" in caught.value.message
 
 
@@ -279,7 +294,7 @@ def test_worldbank_400_html_page_is_a_bad_request(apis, client):
         answer("worldbank/error_invalid_source_400.html")
     )
     with pytest.raises(BadInput) as caught:
-        worldbank.fetch_series("JPN", "NY.GDP.MKTP.CD", client=client)
+        worldbank.fetch_series("JPN", "NY.GDP.MKTP.CD", client=client, settings=env())
     assert caught.value.code == "worldbank-bad-request" and "HTTP 400" in caught.value.message
 
 
@@ -287,7 +302,7 @@ def test_worldbank_indicator_metadata(apis, client):
     apis.expect_request("/wb/v2/indicator/1.0.hcount.1.90usd").respond_with_response(
         answer("worldbank/indicator_metadata_single.json")
     )
-    fetched = worldbank.indicator_metadata("1.0.hcount.1.90usd", client=client)
+    fetched = worldbank.indicator_metadata("1.0.hcount.1.90usd", client=client, settings=env())
     assert fetched.indicator.id == "1.0.HCount.1.90usd"
     assert fetched.indicator.source == "LAC Equity Lab"
 
@@ -302,12 +317,12 @@ def test_worldbank_indicator_search_fetches_once_then_uses_the_cache(apis, clien
     apis.expect_request("/wb/v2/indicator").respond_with_data(
         body, content_type="application/json;charset=utf-8"
     )
-    first = worldbank.search_indicators("fertilizer", client=client)
-    again = worldbank.search_indicators("tractors", client=client)
+    first = worldbank.search_indicators("fertilizer", client=client, settings=env())
+    again = worldbank.search_indicators("tractors", client=client, settings=env())
     assert [i.id for i in first.matches] == ["AG.CON.FERT.PT.ZS"] and not first.from_cache
     assert [i.id for i in again.matches] == ["AG.AGR.TRAC.NO"] and again.from_cache
     assert len(requests_to(apis, "/wb/v2/indicator")) == 1
-    assert worldbank.catalogue_path().is_file()
+    assert worldbank.catalogue_path(env()).is_file()
     candidate = first.candidates()[0]
     assert candidate.kind == "worldbank" and candidate.source_type == "data"
 
@@ -317,7 +332,7 @@ def test_worldbank_indicator_search_fetches_once_then_uses_the_cache(apis, clien
 
 def test_no_backend_configured_refuses_and_names_the_variables():
     with pytest.raises(NotConfigured) as caught:
-        search.search("anything")
+        search.search("anything", settings=env())
     for variable in ("SEARXNG_URL", "BRAVE_API_KEY", "TAVILY_API_KEY", "RESEARCH_ENGINE_ALLOW_DDG"):
         assert variable in caught.value.message
 
@@ -325,14 +340,14 @@ def test_no_backend_configured_refuses_and_names_the_variables():
 def test_named_backend_that_is_not_configured_is_refused(monkeypatch):
     monkeypatch.setenv("BRAVE_API_KEY", "k")
     with pytest.raises(NotConfigured) as caught:
-        search.search("anything", backend="tavily")
+        search.search("anything", backend="tavily", settings=env())
     assert "TAVILY_API_KEY" in caught.value.message
 
 
 def test_searxng_json_results(apis, client, monkeypatch):
     monkeypatch.setenv("SEARXNG_URL", apis.url_for("/sx"))
     apis.expect_request("/sx/search").respond_with_response(answer("searxng/search_python_page1.json"))
-    outcome = search.search("python", limit=5, client=client)
+    outcome = search.search("python", limit=5, client=client, settings=env())
     assert outcome.backend == "searxng" and len(outcome.candidates) == 5
     assert outcome.candidates[0].engine == "pydocs"
     assert [a.outcome for a in outcome.chain] == ["ok"]
@@ -348,7 +363,7 @@ def test_searxng_pages_are_fetched_up_to_the_limit_and_deduplicated(apis, client
         return answer(f"searxng/search_python_page{page}.json")
 
     apis.expect_request("/sx/search").respond_with_handler(handler)
-    outcome = search.search("python", limit=20, client=client)
+    outcome = search.search("python", limit=20, client=client, settings=env())
     page2 = json.loads(recorded("searxng/search_python_page2.json")[0])["results"]
     page1_urls = {r["url"] for r in json.loads(recorded("searxng/search_python_page1.json")[0])["results"]}
     repeated = sum(1 for r in page2 if r["url"] in page1_urls)
@@ -366,7 +381,7 @@ def test_searxng_with_json_disabled_says_so_and_the_chain_moves_on(apis, client,
     apis.expect_request("/tavily/search", method="POST").respond_with_response(
         answer("tavily/basic_search.json")
     )
-    outcome = search.search("What is Pydantic AI?", client=client)
+    outcome = search.search("What is Pydantic AI?", client=client, settings=env())
     assert [(a.backend, a.outcome) for a in outcome.chain] == [("searxng", "failed"), ("tavily", "ok")]
     assert outcome.chain[0].error == "json-disabled" and "search.formats" in outcome.chain[0].detail
     assert outcome.backend == "tavily" and outcome.candidates
@@ -380,7 +395,7 @@ def test_searxng_400_json_errors_fail_that_backend(apis, client, monkeypatch, na
     monkeypatch.setenv("SEARXNG_URL", apis.url_for("/sx"))
     apis.expect_request("/sx/search").respond_with_response(answer(name))
     with pytest.raises(UpstreamFailed) as caught:
-        search.search("python", client=client)
+        search.search("python", client=client, settings=env())
     (attempt,) = caught.value.data["chain"]
     assert attempt["status"] == 400 and attempt["outcome"] == "failed"
 
@@ -392,14 +407,14 @@ def test_searxng_whose_engines_all_failed_is_a_failure_not_an_empty_answer(apis,
     monkeypatch.setenv("SEARXNG_URL", apis.url_for("/sx"))
     apis.expect_request("/sx/search").respond_with_json(body)
     with pytest.raises(UpstreamFailed) as caught:
-        search.search("context manager", client=client)
+        search.search("context manager", client=client, settings=env())
     assert "deadapi (HTTP connection error)" in caught.value.message
 
 
 def test_searxng_no_results_is_an_empty_answer(apis, client, monkeypatch):
     monkeypatch.setenv("SEARXNG_URL", apis.url_for("/sx"))
     apis.expect_request("/sx/search").respond_with_response(answer("searxng/search_no_results.json"))
-    outcome = search.search("zzyzx quux", client=client)
+    outcome = search.search("zzyzx quux", client=client, settings=env())
     assert outcome.candidates == [] and outcome.chain[0].outcome == "empty"
 
 
@@ -408,7 +423,7 @@ def test_brave_5xx_hands_over_to_searxng(apis, client, monkeypatch):
     monkeypatch.setenv("SEARXNG_URL", apis.url_for("/sx"))
     apis.expect_request("/brave/res/v1/web/search").respond_with_data("upstream down", status=503)
     apis.expect_request("/sx/search").respond_with_response(answer("searxng/search_python_page1.json"))
-    outcome = search.search("python", client=client)
+    outcome = search.search("python", client=client, settings=env())
     assert [(a.backend, a.outcome, a.status) for a in outcome.chain] == [
         ("brave", "failed", 503),
         ("searxng", "ok", 200),
@@ -424,7 +439,7 @@ def test_brave_web_results(apis, client, monkeypatch):
     apis.expect_request("/brave/res/v1/web/search").respond_with_response(
         answer("brave/web_search_hello_world.json")
     )
-    outcome = search.search("hello world", limit=5, client=client)
+    outcome = search.search("hello world", limit=5, client=client, settings=env())
     assert outcome.backend == "brave" and len(outcome.candidates) == 5
     assert requests_to(apis, "/brave/res/v1/web/search")[0].args["count"] == "5"
 
@@ -433,7 +448,7 @@ def test_unreachable_backend_is_a_network_failure_and_the_chain_moves_on(apis, c
     monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9/")  # discard port: nothing listens
     monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_DDG", "1")
     apis.expect_request("/ddg/html/").respond_with_response(answer("duckduckgo/html_openclaw.html"))
-    outcome = search.search("openclaw", client=client)
+    outcome = search.search("openclaw", client=client, settings=env())
     assert [(a.backend, a.outcome) for a in outcome.chain] == [("searxng", "failed"), ("duckduckgo", "ok")]
     assert outcome.chain[0].error == "network"
     assert outcome.candidates[0].url.startswith("https://openclaw.ai")
@@ -451,20 +466,20 @@ def test_duckduckgo_challenge_page_is_blocked(apis, client, monkeypatch):
         challenge, status=202, content_type="text/html; charset=UTF-8"
     )
     with pytest.raises(UpstreamFailed) as caught:
-        search.search("anything", client=client)
+        search.search("anything", client=client, settings=env())
     assert caught.value.data["chain"][0]["error"] == "blocked"
 
 
 def test_duckduckgo_is_never_used_unless_allowed(apis, client, monkeypatch):
     monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_DDG", "0")
     with pytest.raises(NotConfigured):
-        search.search("anything", client=client)
+        search.search("anything", client=client, settings=env())
     assert not apis.log
 
 
 def test_loopback_without_the_opt_in_is_refused(httpserver, monkeypatch):
     monkeypatch.setenv("RESEARCH_ENGINE_OPENALEX_URL", httpserver.url_for("/openalex"))
     with HttpClient(use_cache=False) as http, pytest.raises(Refused) as caught:
-        openalex.get_work("W1", client=http)
+        openalex.get_work("W1", client=http, settings=env())
     assert "RESEARCH_ENGINE_ALLOW_PRIVATE=1" in caught.value.message
     assert not httpserver.log

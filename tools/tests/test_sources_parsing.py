@@ -8,6 +8,7 @@ import pytest
 from conftest import shared_path
 
 from research_engine.errors import BadInput, UpstreamFailed
+from research_engine.settings import Settings
 from research_engine.sources import openalex, search, worldbank
 from research_engine.sources.candidate import Candidate
 from research_engine.sources.endpoints import ApiResponse, redact_url
@@ -71,9 +72,9 @@ def test_work_candidate_is_keyed_by_doi():
     assert candidate.access_tier == "open"
 
 
-def test_api_key_makes_the_tier_free_key(monkeypatch):
-    monkeypatch.setenv("OPENALEX_API_KEY", "k-123")
-    assert openalex.access_tier() == "free-key"
+def test_api_key_makes_the_tier_free_key():
+    assert openalex.access_tier(Settings(openalex_api_key="k-123")) == "free-key"
+    assert openalex.access_tier(Settings()) == "open"
 
 
 @pytest.mark.parametrize(
@@ -261,10 +262,9 @@ def test_duckduckgo_direct_links_pass_through_and_ad_links_do_not():
     assert search.unwrap_ddg_link("//duckduckgo.com/y.js?ad_domain=x.com") is None
 
 
-def test_search_order_rejects_unknown_names(monkeypatch):
-    monkeypatch.setenv("RESEARCH_ENGINE_SEARCH_ORDER", "searxng,google")
+def test_search_order_rejects_unknown_names():
     with pytest.raises(BadInput) as caught:
-        search.search_order()
+        search.search_order(Settings(search_order="searxng,google"))
     assert "google" in caught.value.message
 
 

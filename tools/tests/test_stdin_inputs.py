@@ -54,18 +54,40 @@ def test_brief_lock_from_stdin_starts_a_run_anywhere(tmp_path):
 def test_select_log_reads_the_candidates_from_stdin(brief_file):
     run = trace.open_run(brief.lock(brief_file()).run_root)
     decompose.add(run, "How many households were covered in 2023?", "quantitative")
-    candidates = [{"url": "https://stats.example.org/a", "source_type": "data", "reason": "the register"}]
+    candidates = [
+        {
+            "url": "https://stats.example.org/households-covered-2023",
+            "title": "Households covered in 2023",
+            "snippet": "How many households were covered in 2023: the register's count.",
+            "source_type": "data",
+            "reason": "the register",
+        }
+    ]
     code, env = invoke(
-        ["select", "log", "--run", run.root, "--sq", "SQ-01", "--candidates", "-", "--as-of", "2025-06-01", "--json"],
+        [
+            "select",
+            "log",
+            "--run",
+            run.root,
+            "--sq",
+            "SQ-01",
+            "--candidates",
+            "-",
+            "--as-of",
+            "2025-06-01",
+            "--json",
+        ],
         json.dumps(candidates),
     )
-    assert code == 0 and env["data"]["chosen"][0]["url"] == "https://stats.example.org/a"
+    assert code == 0 and env["data"]["chosen"][0]["url"].endswith("/households-covered-2023")
 
 
 def test_select_log_refuses_unreadable_candidates_on_stdin(brief_file):
     run = trace.open_run(brief.lock(brief_file()).run_root)
     decompose.add(run, "How many households were covered in 2023?", "quantitative")
-    code, env = invoke(["select", "log", "--run", run.root, "--sq", "SQ-01", "--candidates", "-", "--json"], "[{")
+    code, env = invoke(
+        ["select", "log", "--run", run.root, "--sq", "SQ-01", "--candidates", "-", "--json"], "[{"
+    )
     assert code == 2 and env["errors"][0]["code"] == "unreadable-candidates"
 
 
@@ -90,7 +112,9 @@ def test_report_check_and_finish_read_the_deliverable_from_stdin(stopped_run):
 
 
 def test_report_check_on_stdin_names_stdin_in_its_problems(stopped_run):
-    code, env = invoke(["report", "check", "-", "--run", stopped_run.root, "--json"], "# Solar\n\nIt is 42.\n")
+    code, env = invoke(
+        ["report", "check", "-", "--run", stopped_run.root, "--json"], "# Solar\n\nIt is 42.\n"
+    )
     assert code == 1 and {e.get("file") for e in env["errors"]} == {"(stdin)"}
 
 

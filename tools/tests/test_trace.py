@@ -92,6 +92,7 @@ def test_artifact_paths_follow_the_design(tmp_path):
     assert p("selection", sq="SQ-03") == "select/SQ-03.selection.md"
     assert p("source", sq="SQ-01", src="SRC-02") == "retrieve/SQ-01/SRC-02.md"
     assert p("snapshot", digest="a" * 64) == "snapshots/" + "a" * 64
+    assert p("claims_log") == "consolidate/claims.jsonl"
     assert p("draft") == "consolidate/synthesis.draft.md"
     assert p("contestation") == "verify/contestation.md"
     assert p("contestation_archive", cycle=1) == "verify/contestation.cycle-01.md"

@@ -14,8 +14,9 @@ from werkzeug.wrappers import Request, Response
 
 from research_engine import claims, decompose, verify
 from research_engine.net import HttpClient
+from research_engine.retrieve.api import record_series, record_work
+from research_engine.settings import Settings
 from research_engine.sources import openalex, worldbank
-from research_engine.sources.record import record_series, record_work
 
 WB_PATH = "/wb/v2/country/JPN;USA/indicator/NY.GDP.MKTP.CD"
 JAPAN_2019 = "Japan, GDP (current US$), 2019: 5081769542379.77"
@@ -36,8 +37,8 @@ def apis(httpserver, monkeypatch, brief_file):
 
 
 @pytest.fixture
-def client():
-    with HttpClient(per_host_interval=0, max_retries=0, use_cache=False) as http:
+def client(apis):
+    with HttpClient(allow_private=True, per_host_interval=0, max_retries=0, use_cache=False) as http:
         yield http
 
 
@@ -51,7 +52,11 @@ def _worldbank_run(apis, client, brief_file, page1: bytes):
     apis.expect_request(WB_PATH).respond_with_handler(handler)
     run = locked_private_run(brief_file)
     sq = decompose.add(run, "How large is Japan's economy?", "quantitative")
-    refs = record_series(run, sq, worldbank.fetch_series("JPN;USA", "NY.GDP.MKTP.CD", client=client))
+    refs = record_series(
+        run,
+        sq,
+        worldbank.fetch_series("JPN;USA", "NY.GDP.MKTP.CD", client=client, settings=Settings.from_env()),
+    )
     clm = claims.add_claim(
         run, sq, "Japan's GDP was 5081769542379.77 current US dollars in 2019.", [refs[0]], [JAPAN_2019]
     )
@@ -86,7 +91,7 @@ def test_an_openalex_work_is_re_issued_and_its_abstract_rebuilt(apis, client, br
     )
     run = locked_private_run(brief_file)
     sq = decompose.add(run, "What limits hydrogels as materials?", "technical")
-    fetched = openalex.get_work("10.1073/pnas.1414271111", client=client)
+    fetched = openalex.get_work("10.1073/pnas.1414271111", client=client, settings=Settings.from_env())
     ref = record_work(run, sq, fetched)
     quote = "The inadequate mechanical properties"
     clm = claims.add_claim(run, sq, "Hydrogels have inadequate mechanical properties.", [ref], [quote])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from core_testkit import allow_robots, fast_verifier, fetch_into_run, locked_private_run, page, serve
 
@@ -93,9 +95,11 @@ def test_record_cannot_mark_supported_a_claim_whose_source_left_the_run(run, htt
 def test_a_claim_number_missing_from_its_quote_is_flagged_and_cannot_be_supported(run, httpserver):
     clm, _ = _one_claim(run, httpserver)
     # The gate at entry stops such a claim; a hand-edited ledger is how one slips through.
-    ledger = claims.load(run)
-    ledger["claims"][0]["text"] = "Freedonia had 45 gigawatts of solar capacity in 2023."
-    claims._write(run, ledger)
+    log = run.path("claims_log")
+    (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    record["text"] = "Freedonia had 45 gigawatts of solar capacity in 2023."
+    log.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert claims.load(run)["claims"][0]["text"] == record["text"]
     row = verify.prepare(run)["claims"][0]
     assert row["numbers"] == {"ok": False, "missing": ["45"]}
     assert row["floor"] == "refuse"

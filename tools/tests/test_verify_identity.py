@@ -70,5 +70,7 @@ def test_an_agent_name_that_is_not_a_name_is_refused(run):
 
 
 def test_the_cli_records_the_agent(run, cli):
-    code, _, _, env = cli("verify", "prepare", "--run", str(run.root), "--agent", "research-verifier", "--json")
+    code, _, _, env = cli(
+        "verify", "prepare", "--run", str(run.root), "--agent", "research-verifier", "--json"
+    )
     assert code == 0 and env["data"]["prepared_by"] == ["research-verifier"]

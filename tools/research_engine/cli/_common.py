@@ -13,8 +13,10 @@ Envelope (pinned by tools/tests/test_cli_contract.py):
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +25,23 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from research_engine.errors import ExitCode, Problem, ResearchEngineError
+from research_engine.errors import BadInput, ExitCode, Problem, ResearchEngineError
+from research_engine.settings import Settings
+from research_engine.trace import Run, open_run
 
 ENVELOPE_VERSION = 1
 log = logging.getLogger("research_engine")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout instead of text.")]
+AllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-host",
+        metavar="HOST[:PORT]",
+        help="Allow this host although it has a loopback/private address (a local SearXNG or corpus); "
+        "repeatable; every other private address stays refused. Recorded in run.json with --run.",
+    ),
+]
 RunOpt = Annotated[str, typer.Option("--run", help="The run directory (as printed by `brief lock`).")]
 
 
@@ -71,10 +84,36 @@ def _line(problem: Problem) -> str:
     return f"{where}{problem.message}"
 
 
+# OSErrors that mean a path the user gave cannot be used (input errors, exit 2), not a bug.
+PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "path-too-long",
+    errno.ELOOP: "bad-path",
+    errno.ENOTDIR: "bad-path",
+    errno.EISDIR: "bad-path",
+    errno.ENOENT: "bad-path",
+    errno.EACCES: "permission-denied",
+    errno.EPERM: "permission-denied",
+    errno.EROFS: "read-only",
+}
+
+
+def path_error(exc: BaseException) -> BadInput | None:
+    """The input error an OSError about a path stands for (a name too long for the file system, a
+    directory that is a file, no permission...); None for any other exception."""
+    if not isinstance(exc, OSError) or exc.errno not in PATH_ERRNOS:
+        return None
+    name = exc.filename if exc.filename is not None else ""
+    shown = str(name) if len(str(name)) <= 160 else str(name)[:120] + "..." + str(name)[-20:]
+    return BadInput(f"cannot use {shown or 'a path'}: {exc.strerror or exc}", code=PATH_ERRNOS[exc.errno])
+
+
 def run_command(command: str, json_mode: bool, body: Callable[[], Result]) -> None:
     """Run a command body, print its result, exit with its code."""
     try:
-        result = body()
+        try:
+            result = body()
+        except OSError as exc:
+            raise (path_error(exc) or exc) from exc
     except ResearchEngineError as exc:
         result = Result(data=exc.data, exit_code=exc.exit_code, errors=exc.all_problems())
     except KeyboardInterrupt:
@@ -107,12 +146,23 @@ def _command_name(group: Any, args: list[str]) -> str:
     path: list[str] = []
     command = group
     for word in args:
-        subs = getattr(command, "commands", None)
-        if not isinstance(subs, dict) or word not in subs:
+        lookup = getattr(command, "get_command", None)  # only groups have one
+        sub = lookup(command.context_class(command), word) if lookup is not None else None
+        if sub is None:
             break
         path.append(word)
-        command = subs[word]
+        command = sub
     return " ".join(path)
+
+
+def _click_exceptions() -> tuple[type[Exception], type[Exception]]:
+    """click's ClickException and UsageError, reached through typer's public `BadParameter`.
+
+    typer re-exports click's BadParameter (a UsageError, itself a ClickException) whether it depends on the
+    click package (typer < 0.26) or vendors click (typer >= 0.26), so its bases are the types typer raises.
+    """
+    bases = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
+    return bases["ClickException"], bases["UsageError"]
 
 
 class EnvelopeGroup(TyperGroup):
@@ -144,20 +194,18 @@ class EnvelopeGroup(TyperGroup):
                 windows_expand_args=windows_expand_args,
                 **extra,
             )
-        # typer >= 0.29 vendors click; its exceptions live under typer.
-        from typer import _click
-        from typer.exceptions import Abort
-
+        click_exception, usage_error = _click_exceptions()
         try:
             code = super().main(
                 argv, prog_name, complete_var, False, windows_expand_args=windows_expand_args, **extra
             )
-        except _click.exceptions.ClickException as exc:
-            usage = isinstance(exc, _click.exceptions.UsageError)
-            code = ExitCode.BAD_INPUT if usage or not 1 <= exc.exit_code <= 7 else exc.exit_code
-            problem = Problem("usage", exc.format_message())
+        except click_exception as exc:
+            exit_code = getattr(exc, "exit_code", ExitCode.BAD_INPUT)
+            usage = isinstance(exc, usage_error)
+            code = ExitCode.BAD_INPUT if usage or not 1 <= exit_code <= 7 else exit_code
+            problem = Problem("usage", exc.format_message())  # type: ignore[attr-defined]
             emit(_command_name(self, argv), True, Result(exit_code=code, errors=[problem]))
-        except Abort:
+        except typer.Abort:
             code = ExitCode.INTERRUPTED
             emit(
                 _command_name(self, argv),
@@ -165,6 +213,46 @@ class EnvelopeGroup(TyperGroup):
                 Result(exit_code=code, errors=[Problem("interrupted", "interrupted")]),
             )
         sys.exit(int(code) if isinstance(code, int) else 0)
+
+
+def record_target(run_path: str | None, sq: str | None) -> Run | None:
+    """The run to record into for `--run RUN --sq SQ-NN` (both or neither), or None."""
+    if run_path is None and sq is None:
+        return None
+    if run_path is None or sq is None:
+        raise BadInput(
+            "--run and --sq go together: name the run and the sub-question to record under",
+            code="bad-option",
+            field="run" if run_path is None else "sq",
+        )
+    if not re.fullmatch(r"SQ-[0-9]{2,}", sq):
+        raise BadInput(f"--sq {sq!r} is not a sub-question id (SQ-01)", code="bad-id", field="sq")
+    run = open_run(run_path)
+    from research_engine import decompose
+
+    decompose.get(run, sq)  # BadInput when the run has no such sub-question: nothing is recorded under it
+    return run
+
+
+def fetch_policy_for(
+    config: Settings, run: Run | None, allow_host: list[str] | None, command: str, **options: Any
+) -> Any:
+    """`net.fetch_policy` with the command's `--allow-host` entries; with a run, the entries are recorded
+    in its run.json (`allow_hosts`), so later commands on the run (the verifier's re-fetch) reach them."""
+    from research_engine.net import fetch_policy
+    from research_engine.net.policy import allow_host_entries
+    from research_engine.runrecord import note_allowed_hosts
+
+    hosts = allow_host_entries(allow_host or [])
+    policy = fetch_policy(config, run, allow_hosts=hosts, **options)
+    if run is not None and hosts:
+        note_allowed_hosts(run, hosts, command=command)
+    return policy
+
+
+def settings() -> Settings:
+    """The machine's settings, read from the environment here, at the edge (the library reads none)."""
+    return Settings.from_env()
 
 
 def setup_logging(verbose: int, quiet: bool) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command
 from research_engine.errors import ExitCode
 
 brief_app = typer.Typer(help="Check and lock research briefs.", no_args_is_help=True)
@@ -64,14 +64,17 @@ def lock(
         bool,
         typer.Option("--allow-private", help="Record that this run may fetch loopback/private addresses."),
     ] = False,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Lock a brief: scaffold the run, write brief.md and run.json, print the run root."""
 
     def body() -> Result:
         from research_engine import brief
+        from research_engine.net.policy import allow_host_entries
 
-        locked = brief.lock(file, output_path, allow_private=allow_private)
+        hosts = allow_host_entries(allow_host or [])
+        locked = brief.lock(file, output_path, allow_private=allow_private, allow_hosts=hosts)
         return Result(
             data={"run_root": str(locked.run_root), "run_id": locked.run_id, "brief_digest": locked.digest},
             text=str(locked.run_root),

@@ -37,7 +37,11 @@ def plugin(
         if check:
             stale = bundle.stale_files(root)
             problems = [Problem("stale-plugin", f"{rel} is out of date", file=rel) for rel in stale]
-            text = "plugin/ is up to date" if not stale else "out of date (run `research-engine bundle plugin`):\n"
+            text = (
+                "plugin/ is up to date"
+                if not stale
+                else "out of date (run `research-engine bundle plugin`):\n"
+            )
             text += "\n".join(f"  {rel}" for rel in stale)
             return Result(
                 data={"stale": stale},

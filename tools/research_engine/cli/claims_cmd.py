@@ -1,4 +1,4 @@
-"""`research-engine claims add|retire|list` and `claims tension add|resolve`: the claims ledger."""
+"""`research-engine claims add|retire|list|migrate` and `claims tension add|resolve`: the claims ledger."""
 
 from __future__ import annotations
 
@@ -43,10 +43,8 @@ def add(
     def body() -> Result:
         from research_engine import claims, trace
 
-        the_run = trace.open_run(run)
-        clm = claims.add_claim(the_run, sq, text, list(source), list(quote), confidence)
-        claim = claims.get_claim(claims.load(the_run), clm)
-        return Result(data={"id": clm, "claim": claim}, text=clm)
+        claim = claims.record_claim(trace.open_run(run), sq, text, list(source), list(quote), confidence)
+        return Result(data={"id": claim["id"], "claim": claim}, text=claim["id"])
 
     run_command("claims add", json_, body)
 
@@ -58,7 +56,7 @@ def retire(
     why: Annotated[str, typer.Option("--why", help="Why it is retired.")],
     json_: JsonOpt = False,
 ) -> None:
-    """Retire a claim: it stays in the draft, marked retired, with the reason."""
+    """Retire a claim: it stays in the ledger, marked retired, with the reason."""
 
     def body() -> Result:
         from research_engine import claims, trace
@@ -75,7 +73,11 @@ def list_(
     status: Annotated[str, typer.Option("--status", help="active | retired | all.")] = "all",
     json_: JsonOpt = False,
 ) -> None:
-    """List claims (active and retired) and tensions."""
+    """List claims (active and retired) and tensions.
+
+    Renders consolidate/synthesis.draft.md again first when it shows fewer records than the ledger
+    (consolidate/claims.jsonl) holds.
+    """
 
     def body() -> Result:
         from research_engine import claims, trace
@@ -83,7 +85,9 @@ def list_(
 
         if status not in ("active", "retired", "all"):
             raise BadInput(f"unknown status {status!r}; expected active, retired or all", field="status")
-        ledger = claims.load(trace.open_run(run))
+        the_run = trace.open_run(run)
+        claims.refresh(the_run)
+        ledger = claims.load(the_run)
         shown = [c for c in ledger["claims"] if status == "all" or c["status"] == status]
         lines = []
         for c in shown:
@@ -107,6 +111,20 @@ def list_(
         )
 
     run_command("claims list", json_, body)
+
+
+@claims_app.command("migrate")
+def migrate(run: RunOpt, json_: JsonOpt = False) -> None:
+    """Move the claims of a run made before consolidate/claims.jsonl (kept in the draft's front matter)
+    into the ledger's log, once; ids, texts, evidence and times are kept, and the draft is rendered anew."""
+
+    def body() -> Result:
+        from research_engine import claims, trace
+
+        count = claims.migrate(trace.open_run(run))
+        return Result(data={"records": count}, text=f"{count} records written to consolidate/claims.jsonl")
+
+    run_command("claims migrate", json_, body)
 
 
 @tension_app.command("add")

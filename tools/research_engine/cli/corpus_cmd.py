@@ -31,7 +31,7 @@ def serve(
     the first line printed (or the JSON envelope) gives the URL and the page count.
     """
 
-    from research_engine.cli._common import emit
+    from research_engine.cli._common import emit, path_error
     from research_engine.errors import ResearchEngineError
 
     def start() -> Result:
@@ -48,7 +48,10 @@ def serve(
 
     holder: list = []
     try:
-        started = start()
+        try:
+            started = start()
+        except OSError as error:
+            raise (path_error(error) or error) from error
     except ResearchEngineError as exc:
         failed = Result(data=exc.data, exit_code=exc.exit_code, errors=exc.all_problems())
         emit("corpus serve", json_, failed)

@@ -29,17 +29,16 @@ def extract(
     """Extract the main text of a page: the text by default, the document with passages in --json."""
 
     def body() -> Result:
+        from research_engine import bounded
         from research_engine.errors import BadInput
         from research_engine.extract import extract_document
 
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            raise BadInput(f"cannot read {file}: {exc.strerror or exc}", code="unreadable-file") from exc
+        data = bounded.read_bytes(file, "page")
         if not data.strip():
             raise BadInput(f"{file} is empty: there is nothing to extract", code="empty-file")
-        if content_type is None and _looks_binary(data):  # a file name is only a hint; the bytes decide
-            raise BadInput(f"{file} holds binary data, not HTML, text or PDF", code="unsupported-type")
+        why = _binary(data) if content_type is None else None  # a file name is only a hint; the bytes decide
+        if why is not None:
+            raise BadInput(f"{file} holds binary data, not HTML, text or PDF: {why}", code="unsupported-type")
         page = extract_document(
             data, content_type=content_type or _type_from_name(file), url=url, allow_pdf=pdf
         )
@@ -60,8 +59,10 @@ def _type_from_name(path: Path) -> str | None:
     }.get(suffix)
 
 
-def _looks_binary(data: bytes) -> bool:
-    """NUL bytes in the head of a file that is neither a PDF nor UTF-16/32 with a byte order mark."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data.lstrip()[:5].lower() == b"%pdf-":
-        return False
-    return b"\x00" in data[:4096]
+def _binary(data: bytes) -> str | None:
+    """Why the file is binary data (the fetcher's rule, `net.content.binary_reason`); a PDF is not."""
+    from research_engine.net.content import binary_reason
+
+    if data.lstrip()[:5].lower() == b"%pdf-":
+        return None
+    return binary_reason(data)

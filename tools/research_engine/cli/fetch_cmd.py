@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.errors import ExitCode, Problem
 
 
@@ -37,40 +45,36 @@ def fetch(
         bool, typer.Option("--ignore-robots", help="Do not consult robots.txt (recorded in the trace).")
     ] = False,
     pdf: Annotated[bool, typer.Option("--pdf", help="Accept and read PDF (off by default).")] = False,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch URL and extract it: print the document, or with --run and --sq record it as the next SRC-NN."""
 
     def body() -> Result:
-        from research_engine import web
-        from research_engine.errors import BadInput
-        from research_engine.net import HttpClient
+        from research_engine.retrieve.pages import THIN, PageRequest, fetch_document, retrieve_pages
+        from research_engine.runrecord import note_overrides
 
-        target_run = None
-        target_sq = ""  # set with target_run: --run and --sq go together
-        run_private = False
-        if run is not None or sq is not None:
-            if run is None or sq is None:
-                raise BadInput(
-                    "--run and --sq go together", code="bad-option", field="run" if run is None else "sq"
-                )
-            from research_engine import runrecord, trace
-
-            target_run, target_sq = trace.open_run(run), sq
-            run_private = bool(runrecord.read(target_run).get("allow_private"))
-
-        with HttpClient(
-            allow_private=True if (allow_private or run_private) else None, ignore_robots=ignore_robots
-        ) as client:
-            doc, result = web.fetch_document(client, url, allow_pdf=pdf)
+        target_run = record_target(run, sq)
+        config = settings()
+        policy = fetch_policy_for(
+            config,
+            target_run,
+            allow_host,
+            "fetch",
+            allow_private=allow_private,
+            ignore_robots=ignore_robots,
+            allow_pdf=pdf,
+        )
+        retrieved = None
+        with policy.client() as client:
+            if target_run is None:
+                doc, result = fetch_document(client, url, allow_pdf=pdf)
+            else:
+                request = PageRequest(url=url, query=query)
+                retrieved = retrieve_pages(target_run, sq or "", [request], client, allow_pdf=pdf)[0]
+                doc, result = retrieved.document, retrieved.result
+                note_overrides(target_run, client, config.secrets, command="fetch", sq=sq)
             overrides = list(client.overrides)
-
-        if target_run is not None and overrides:
-            from research_engine import runrecord
-
-            for override in overrides:
-                details = {k: v for k, v in override.items() if k != "kind"}
-                runrecord.add_event(target_run, override["kind"], command="fetch", sq=sq, **details)
 
         fetched = result.to_dict()
         if doc is None:
@@ -99,12 +103,21 @@ def fetch(
         data = {"fetch": fetched, "document": page, "overrides": overrides}
         heading = f"# {doc.title or doc.final_url}\n{doc.final_url} (HTTP {doc.status}, {doc.content_type})"
         text = heading + "\n\n" + "\n\n".join(f"[{p.id}] {p.text}" for p in doc.passages)
-        thin = bool(doc.extraction.get("thin"))
-        if target_run is None:
+        if retrieved is None or target_run is None:
+            thin = bool(doc.extraction.get("thin"))
             warnings = [Problem("thin-page", "the page has too little text to be a source")] if thin else []
             return Result(data=data, text=text, warnings=warnings)
 
-        if thin:
+        if retrieved.duplicate_of is not None:
+            problem = Problem("duplicate-source", f"{url}: {retrieved.detail}", field="url")
+            data["source"] = retrieved.duplicate_of
+            return Result(
+                data=data,
+                text=f"not recorded: {problem.message}",
+                exit_code=ExitCode.CHECK_FAILED,
+                errors=[problem],
+            )
+        if retrieved.error == THIN:
             problem = Problem(
                 "thin-page", f"{url} has too little text to be a source; not recorded", field="url"
             )
@@ -114,11 +127,11 @@ def fetch(
                 exit_code=ExitCode.CHECK_FAILED,
                 errors=[problem],
             )
-        from research_engine import retrieve
+        from research_engine.retrieve import source_path
 
-        ref = retrieve.record(target_run, target_sq, doc, query=query)
+        ref = retrieved.ref or ""
         data["source"] = ref
-        data["path"] = str(retrieve.source_path(target_run, ref))
+        data["path"] = str(source_path(target_run, ref))
         return Result(data=data, text=f"{ref} {doc.final_url} ({len(doc.passages)} passages)")
 
     run_command("fetch", json_, body)

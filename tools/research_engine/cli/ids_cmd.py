@@ -25,9 +25,12 @@ def next_(
     """Allocate and print the next identifier of KIND in the run."""
 
     def body() -> Result:
-        from research_engine import ids, trace
+        from research_engine import decompose, ids, trace
 
-        new = ids.next_id(trace.open_run(run), kind.lower(), sq=sq)
+        the_run = trace.open_run(run)
+        if kind.lower() == "src" and sq is not None and ids.ID_RE.match(sq):
+            decompose.get(the_run, sq)  # a SRC id belongs to a sub-question of the run
+        new = ids.next_id(the_run, kind.lower(), sq=sq)
         return Result(data={"id": new, "kind": kind.lower(), "sq": sq}, text=new)
 
     run_command("ids next", json_, body)

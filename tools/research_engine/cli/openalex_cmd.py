@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.cli.search_cmd import RecordRunOpt, RecordSqOpt
 
 openalex_app = typer.Typer(
@@ -30,6 +38,7 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="At most this many works (cursor-paged).")] = 25,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search OpenAlex works; with --run/--sq the works are kept as candidates for selection.
@@ -39,19 +48,20 @@ def search(
     """
 
     def body() -> Result:
-        from research_engine.net import HttpClient
-        from research_engine.sources import openalex, record
+        from research_engine.selection import candidates as candidates_log
+        from research_engine.sources import openalex
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy_for(config, target, allow_host, "openalex search").client() as client:
             found = openalex.search_works(
-                query, filter_=filter_, year_from=year_from, limit=limit, client=client
+                query, filter_=filter_, year_from=year_from, limit=limit, client=client, settings=config
             )
             data = found.to_dict()
             data["candidates"] = [c.to_dict() for c in found.candidates()]
             if target is not None:
-                entry = record.record_works_search(target, sq or "", found, query=query)
-                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
+                entry = candidates_log.record_works_search(target, sq or "", found, query=query)
+                data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
         lines = [
             f"OpenAlex {query!r}: {len(found.works)} of {found.total_count} work(s)"
             + (" (more available)" if found.truncated else "")
@@ -77,23 +87,26 @@ def work(
     ],
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch one work with its reconstructed abstract; with --run/--sq record it as a source."""
 
     def body() -> Result:
-        from research_engine.net import HttpClient
-        from research_engine.sources import openalex, record
+        from research_engine.retrieve import api as api_sources
+        from research_engine.runrecord import note_overrides
+        from research_engine.sources import openalex
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
-            fetched = openalex.get_work(id_or_doi, client=client)
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy_for(config, target, allow_host, "openalex work").client() as client:
+            fetched = openalex.get_work(id_or_doi, client=client, settings=config)
             data = fetched.to_dict()
             if target is not None:
-                ref = record.record_work(
-                    target, sq or "", fetched, access_tier=openalex.access_tier(), query=id_or_doi
+                ref = api_sources.record_work(
+                    target, sq or "", fetched, access_tier=openalex.access_tier(config), query=id_or_doi
                 )
-                record.note_overrides(target, client)
+                note_overrides(target, client, config.secrets)
                 data["recorded"] = [ref]
         w = fetched.work
         lines = [f"{w.title} ({w.year})", f"  id: {w.short_id}  doi: {w.doi}  cited by: {w.cited_by_count}"]

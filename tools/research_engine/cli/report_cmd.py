@@ -50,16 +50,21 @@ def check(file: FileArg, run: RunOpt, json_: JsonOpt = False) -> None:
 def finish(file: FileArg, run: RunOpt, json_: JsonOpt = False) -> None:
     """Check the deliverable, then place it at synthesis/result.md with references, an evidence map and a
     reproducibility footer, and mark the run complete in run.json. Exit 1 if a check fails or the controller
-    has not stopped the run."""
+    has not stopped the run; exit 8 when the run has no supported claim and the deliverable (citing none)
+    was written as a no-finding result, with what was searched and refused and the open questions."""
 
     def body() -> Result:
         from research_engine import report, trace
+        from research_engine.errors import ExitCode
 
         out = report.finish(trace.open_run(run), file)
         text = (
             f"{out['result']}: {len(out['cited_claims'])} claim(s) cited, {out['reproducibility']['label']}, "
             f"stopped {out['stop_reason']} after {out['cycles']} cycle(s)"
         )
+        if out["no_finding"]:
+            text += "; NO FINDING could be supported (the result says what was searched and refused)"
+            return Result(data=out, text=text, exit_code=ExitCode.NO_FINDING)
         return Result(data=out, text=text)
 
     run_command("report finish", json_, body)

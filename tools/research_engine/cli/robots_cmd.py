@@ -32,16 +32,12 @@ def check(
     """Is URL allowed by the robots.txt in --robots-file? Exit 0 allowed, 3 disallowed."""
 
     def body() -> Result:
-        from research_engine.errors import BadInput
+        from research_engine import bounded
         from research_engine.net import USER_AGENT
         from research_engine.net.robots import is_allowed, product_token
 
-        try:
-            data = robots_file.read_bytes()
-        except OSError as exc:
-            raise BadInput(
-                f"cannot read {robots_file}: {exc.strerror or exc}", code="unreadable-file"
-            ) from exc
+        # RFC 9309 section 2.5: the first 500 KiB are parsed, whatever follows them.
+        data = bounded.head_bytes(robots_file, "robots")
         agent = user_agent or USER_AGENT
         allowed = is_allowed(data, url, agent)
         out = {"url": url, "user_agent": agent, "product_token": product_token(agent), "allowed": allowed}

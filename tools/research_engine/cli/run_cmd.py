@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command, settings
 from research_engine.errors import BadInput, ExitCode
+from research_engine.vocabulary import Depth
 
 MODELS = ("extractive", "openai", "scripted")
-DEPTHS = ("quick", "standard", "deep")
+DEPTHS: tuple[str, ...] = tuple(Depth)
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +26,8 @@ def _summary(outcome: dict) -> str:
     state = outcome["status"] + (f" ({outcome['stop_reason']})" if outcome.get("stop_reason") else "")
     if outcome.get("partial"):
         state += ", PARTIAL result"
+    if outcome.get("no_finding"):
+        state += ", NO FINDING could be supported"
     lines.append(f"  status: {state}; cycles: {outcome['cycles']}")
     lines.append(
         f"  sub-questions {figures['sub_questions']}, sources {figures['sources']}, claims "
@@ -96,6 +99,7 @@ def run(
             "--allow-private", help="Allow loopback/private addresses (a local corpus); recorded in run.json."
         ),
     ] = False,
+    allow_host: AllowHostOpt = None,
     max_tokens: Annotated[
         int | None, typer.Option("--max-model-tokens", help="Override the model_tokens budget.")
     ] = None,
@@ -118,8 +122,10 @@ def run(
     an event in run.json and the run goes on without it.
 
     Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
-    labelled result is written when there was anything to say), 5 when web is among --sources and no search
-    backend is configured.
+    labelled result is written when there was anything to say), 8 when it completed without one supported
+    claim (result.md says no finding could be supported, what was searched and refused, and the open
+    questions), 5 when web is among --sources and no search backend is configured, 75 when another process
+    is driving the run (--resume).
     """
 
     def body() -> Result:
@@ -132,7 +138,7 @@ def run(
             if resume_run is not None:
                 if brief is not None:
                     raise BadInput("give a BRIEF or --resume RUN, not both", code="bad-options")
-                outcome = loop.resume(resume_run, progress=progress)
+                outcome = loop.resume(resume_run, settings=settings(), progress=progress)
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
@@ -141,6 +147,10 @@ def run(
                         f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
                         code="bad-model",
                         field="model",
+                    )
+                if max_tokens is not None and max_tokens < 1:
+                    raise BadInput(
+                        "--max-model-tokens must be at least 1", code="bad-budget", field="max_model_tokens"
                     )
                 if depth is not None and depth not in DEPTHS:
                     raise BadInput(
@@ -154,16 +164,19 @@ def run(
                     replay=str(replay_from) if replay_from else None,
                     output_path=output_path,
                     allow_private=allow_private,
+                    allow_hosts=list(allow_host or []),
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
                 )
-                outcome = loop.run(brief, options, progress=progress)
+                outcome = loop.run(brief, options, settings=settings(), progress=progress)
         finally:
             progress.close()
         data = outcome.to_dict()
         code = ExitCode.OK
         if outcome.partial or (outcome.stop_reason or "").startswith("budget:"):
-            code = ExitCode.BUDGET_SPENT
+            code = ExitCode.BUDGET_SPENT  # a budget stop says why first, finding or not
+        elif outcome.no_finding:
+            code = ExitCode.NO_FINDING
         return Result(data=data, text=_summary(data), exit_code=code)
 
     run_command("run", json_, body)

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 
 if TYPE_CHECKING:
     from research_engine.sources.search import SearchOutcome
@@ -32,6 +40,7 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="At most this many results (1-50).")] = 10,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Search the web with the first configured backend that answers; exit 5 when none is configured.
@@ -43,17 +52,18 @@ def search(
 
     def body() -> Result:
         from research_engine.errors import UpstreamFailed
-        from research_engine.net import HttpClient
-        from research_engine.sources import record
+        from research_engine.runrecord import note_overrides
+        from research_engine.selection import candidates as candidates_log
         from research_engine.sources import search as web
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy_for(config, target, allow_host, "search").client() as client:
             try:
-                outcome = web.search(query, backend=backend, limit=limit, client=client)
+                outcome = web.search(query, backend=backend, limit=limit, client=client, settings=config)
             except UpstreamFailed as failure:
                 if target is not None:  # a failed search is part of the trust log too
-                    record.record_candidates(
+                    candidates_log.record_candidates(
                         target,
                         sq or "",
                         command="search",
@@ -63,12 +73,12 @@ def search(
                         backend=None,
                         chain=failure.data.get("chain", []),
                     )
-                    record.note_overrides(target, client)
+                    note_overrides(target, client, config.secrets)
                 raise
             data = outcome.to_dict()
             if target is not None:
-                entry = record.record_search(target, sq or "", outcome, query=query)
-                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
+                entry = candidates_log.record_search(target, sq or "", outcome, query=query)
+                data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
         return Result(data=data, text=render(outcome, data.get("recorded")))
 
     run_command("search", json_, body)

@@ -44,9 +44,7 @@ def log(
     """
 
     def body() -> Result:
-        import json
-
-        from research_engine import selection, trace
+        from research_engine import bounded, selection, trace
         from research_engine.errors import BadInput
 
         the_run = trace.open_run(run)
@@ -59,21 +57,11 @@ def log(
             except ValueError as exc:
                 raise BadInput(f"--as-of {as_of!r} is not a date (YYYY-MM-DD)", field="as_of") from exc
         try:
-            if str(candidates) == "-":  # from stdin: an agent passes them in a quoted heredoc
-                import sys
-
-                payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-            else:
-                payload = json.loads(Path(candidates).read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
+            payload = bounded.load_json(bounded.read_input(candidates, "candidates"), "the candidates file")
+        except BadInput as exc:
+            code = exc.code if exc.code in ("input-too-large", "path-too-long") else "unreadable-candidates"
             raise BadInput(
-                f"candidates file not found: {candidates}", code="unreadable-candidates", field="candidates"
-            ) from exc
-        except (OSError, ValueError) as exc:
-            raise BadInput(
-                f"candidates file {candidates} is not readable JSON: {exc}",
-                code="unreadable-candidates",
-                field="candidates",
+                f"candidates file {candidates}: {exc.message}", code=code, field="candidates"
             ) from exc
         rnd = selection.log_selection(the_run, sq, selection.load_candidates(payload), as_of=when)
         chosen = [c for c in rnd["candidates"] if c["verdict"] == "chosen"]

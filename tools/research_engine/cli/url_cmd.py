@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command
 from research_engine.errors import ExitCode, Problem
 
 url_app = typer.Typer(help="Check URLs against the SSRF guard; print canonical keys.", no_args_is_help=True)
@@ -27,14 +27,18 @@ def check(
     allow_private: Annotated[
         bool, typer.Option("--allow-private", help="Allow loopback/private addresses (an explicit opt-in).")
     ] = False,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check URL against the SSRF guard: exit 0 allowed, 3 refused (with the reason), 4 host not resolved."""
 
     def body() -> Result:
         from research_engine.net import check_url
+        from research_engine.net.guard import parse_allow_host
+        from research_engine.net.policy import allow_host_entries
 
-        verdict = check_url(url, resolve=not no_resolve, allow_private=allow_private)
+        hosts = [parse_allow_host(h) for h in allow_host_entries(allow_host or [])]
+        verdict = check_url(url, resolve=not no_resolve, allow_private=allow_private, allow_hosts=hosts)
         data = {**verdict.to_dict(), "url": url, "normalized_url": verdict.url}
         if verdict.allowed:
             shown = f" ({', '.join(verdict.addresses)})" if verdict.addresses else ""

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    RunOpt,
+    fetch_policy_for,
+    run_command,
+    settings,
+)
 
 verify_app = typer.Typer(help="Verify claims against the verifier's own fresh copies.", no_args_is_help=True)
 
@@ -30,6 +38,7 @@ def prepare(
             "worksheet's prepared_by, and `validate` flags any other name.",
         ),
     ] = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Re-fetch every cited source independently into verify/evidence/, run the mechanical checks
@@ -39,7 +48,10 @@ def prepare(
     def body() -> Result:
         from research_engine import trace, verify
 
-        out = verify.prepare(trace.open_run(run), claims, agent=agent)
+        the_run = trace.open_run(run)
+        config = settings()
+        fetch_policy_for(config, the_run, allow_host, "verify prepare")  # records --allow-host in run.json
+        out = verify.prepare(the_run, claims, settings=config, agent=agent)
         lines = [
             f"cycle {out['cycle']}: {len(out['claims'])} claim(s) checked, "
             f"{out['sources_fetched']} source(s) re-fetched; worksheet {out['worksheet']}"

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import JsonOpt, Result, run_command
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    fetch_policy_for,
+    record_target,
+    run_command,
+    settings,
+)
 from research_engine.cli.search_cmd import RecordRunOpt, RecordSqOpt
 
 worldbank_app = typer.Typer(help="World Bank indicator series and indicator discovery.", no_args_is_help=True)
@@ -26,6 +34,7 @@ def series(
     mrv: Annotated[int | None, typer.Option("--mrv", help="Only the N most recent periods.")] = None,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Fetch an indicator's series per country: every point (nulls kept) and the latest non-null value.
@@ -34,18 +43,22 @@ def series(
     """
 
     def body() -> Result:
-        from research_engine.net import HttpClient
-        from research_engine.sources import record, worldbank
+        from research_engine.retrieve import api as api_sources
+        from research_engine.runrecord import note_overrides
+        from research_engine.sources import worldbank
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
-            fetched = worldbank.fetch_series(countries, indicator, date=date, mrv=mrv, client=client)
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy_for(config, target, allow_host, "worldbank series").client() as client:
+            fetched = worldbank.fetch_series(
+                countries, indicator, date=date, mrv=mrv, client=client, settings=config
+            )
             data = fetched.to_dict()
             if target is not None:
-                data["recorded"] = record.record_series(
+                data["recorded"] = api_sources.record_series(
                     target, sq or "", fetched, query=f"{countries} {indicator}"
                 )
-                record.note_overrides(target, client)
+                note_overrides(target, client, config.secrets)
         lines = [f"World Bank {fetched.indicator} for {';'.join(fetched.countries)} ({fetched.span})"]
         if not fetched.series:
             lines.append("  no data for this request")
@@ -71,22 +84,26 @@ def indicators(
     refresh: Annotated[bool, typer.Option("--refresh", help="Refetch the cached indicator list.")] = False,
     run: RecordRunOpt = None,
     sq: RecordSqOpt = None,
+    allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Find indicators by keyword in the locally cached indicator list (the API has no text search)."""
 
     def body() -> Result:
-        from research_engine.net import HttpClient
-        from research_engine.sources import record, worldbank
+        from research_engine.selection import candidates as candidates_log
+        from research_engine.sources import worldbank
 
-        target = record.open_target(run, sq)
-        with HttpClient() as client:
-            found = worldbank.search_indicators(keywords, limit=limit, refresh=refresh, client=client)
+        config = settings()
+        target = record_target(run, sq)
+        with fetch_policy_for(config, target, allow_host, "worldbank indicators").client() as client:
+            found = worldbank.search_indicators(
+                keywords, limit=limit, refresh=refresh, client=client, settings=config
+            )
             data = found.to_dict()
             candidates = found.candidates()
             data["candidates"] = [c.to_dict() for c in candidates]
             if target is not None:
-                entry = record.record_candidates(
+                entry = candidates_log.record_candidates(
                     target,
                     sq or "",
                     command="worldbank indicators",
@@ -96,7 +113,7 @@ def indicators(
                     backend="worldbank",
                     info={"catalogue_size": found.catalogue_size, "catalogue_fetched_at": found.fetched_at},
                 )
-                data["recorded"] = record.recorded_query(target, sq or "", client, entry)
+                data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
         lines = [
             f"{len(found.matches)} indicator(s) matching {keywords!r} in {found.catalogue_size}"
             + (" (cached list)" if found.from_cache else "")

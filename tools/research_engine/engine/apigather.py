@@ -31,13 +31,20 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from research_engine import bounded
 from research_engine.errors import BadInput
+from research_engine.selection import FIT
+from research_engine.settings import Settings
+from research_engine.sources import worldbank
 from research_engine.sources.candidate import Candidate
+from research_engine.terms import STOP_WORDS
+from research_engine.trace import atomic_write_text, iso
+from research_engine.vocabulary import Modality
 
-SOURCES = ("web", "openalex", "worldbank")
 FIT_FLOOR = 0.6
 MAX_COUNTRIES = 3  # one series request names at most this many countries
 INDICATORS_PER_SUB_QUESTION = 2
@@ -83,23 +90,21 @@ _WORD_RE = re.compile(r"[\w$%]+(?:\.\w+)*")
 def parse_sources(text: str | list[str] | None) -> list[str]:
     """`web,openalex,worldbank` (any order, any subset) as a list in canonical order."""
     if text is None:
-        return list(SOURCES)
+        return list(Modality)
     items = text if isinstance(text, list) else re.split(r"[,\s]+", text)
     names = [i.strip().lower() for i in items if i and i.strip()]
-    unknown = [n for n in names if n not in SOURCES]
+    unknown = [n for n in names if n not in tuple(Modality)]
     if unknown or not names:
         raise BadInput(
-            f"--sources takes a comma-separated list of {', '.join(SOURCES)}"
+            f"--sources takes a comma-separated list of {', '.join(Modality)}"
             + (f"; unknown: {', '.join(unknown)}" if unknown else ""),
             code="bad-sources",
             field="sources",
         )
-    return [s for s in SOURCES if s in names]
+    return [s for s in Modality if s in names]
 
 
 def fits(modality: str, claim_type: str) -> bool:
-    from research_engine.selection import FIT
-
     return FIT.get(claim_type, FIT["factual"]).get(modality, 0.0) >= FIT_FLOOR
 
 
@@ -117,7 +122,6 @@ def _stem(word: str) -> str:
 
 def openalex_query(text: str, limit: int = 6) -> str:
     """The sub-question's first content words: OpenAlex ranks works by them."""
-    from research_engine.engine.extractive import STOP_WORDS
 
     out: list[str] = []
     for word in _words(text):
@@ -130,27 +134,27 @@ def openalex_query(text: str, limit: int = 6) -> str:
 # ---------------------------------------------------------------------------- countries
 
 
-def _cache_file(name: str) -> Any:
-    from research_engine.sources import worldbank
-
-    return worldbank.cache_root() / "worldbank" / name
+def _cache_file(name: str, settings: Settings) -> Path:
+    return settings.cache_root / "worldbank" / name
 
 
-def load_countries(client: Any, *, use_cache: bool) -> list[dict[str, Any]]:
+def load_countries(client: Any, *, use_cache: bool, settings: Settings) -> list[dict[str, Any]]:
     """[{id (ISO3), iso2, name, aggregate}] from the World Bank country list."""
-    from research_engine.sources import worldbank
-    from research_engine.trace import atomic_write_text
 
-    path = _cache_file("countries.json")
+    path = _cache_file("countries.json", settings)
     if use_cache and path.is_file():
         try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
+            cached = bounded.load_json(bounded.read_bytes(path), "country cache")
             if time.time() - float(cached.get("fetched_epoch", 0)) < worldbank.CATALOGUE_TTL_SECONDS:
                 return list(cached["countries"])
-        except (OSError, ValueError, KeyError):
+        except (BadInput, OSError, ValueError, KeyError, AttributeError, TypeError):
             pass  # a damaged cache is simply refetched
     _, _, rows = worldbank.fetch_pages(
-        "/country", {"format": "json", "per_page": str(COUNTRIES_PER_PAGE)}, "the country list", client
+        "/country",
+        {"format": "json", "per_page": str(COUNTRIES_PER_PAGE)},
+        "the country list",
+        client,
+        settings,
     )
     countries = [
         {
@@ -207,19 +211,18 @@ def match_countries(text: str, countries: list[dict[str, Any]]) -> list[dict[str
 # ---------------------------------------------------------------------------- indicators
 
 
-def load_indicators(client: Any, *, use_cache: bool) -> dict[str, Any]:
+def load_indicators(client: Any, *, use_cache: bool, settings: Settings) -> dict[str, Any]:
     """The indicator catalogue as the adapter keeps it ({indicators, fetched_at, ...})."""
-    from research_engine.sources import worldbank
-    from research_engine.trace import iso
 
     if use_cache:
-        return worldbank.load_catalogue(client=client)
+        return worldbank.load_catalogue(client=client, settings=settings)
     # The adapter's own request (`load_catalogue`), without its cache: the cassette must hold it.
     _, meta, rows = worldbank.fetch_pages(
         "/indicator",
         {"format": "json", "per_page": str(worldbank.CATALOGUE_PER_PAGE)},
         "the indicator list",
         client,
+        settings,
     )
     return {
         "fetched_at": iso(),
@@ -232,7 +235,6 @@ def load_indicators(client: Any, *, use_cache: bool) -> dict[str, Any]:
 
 def indicator_words(text: str, said: list[str]) -> list[str]:
     """Content words of `text` that could name a quantity (not stop words, countries or research words)."""
-    from research_engine.engine.extractive import STOP_WORDS
 
     country_words = {w for phrase in said for w in _words(phrase)}
     out: list[str] = []
@@ -274,13 +276,13 @@ def rank_indicators(
     return [item[-1] for item in scored[:limit]]
 
 
-def series_url(countries: list[str], indicator: str) -> str:
-    """The exact first request `worldbank.fetch_series(countries, indicator)` sends (every year)."""
-    from research_engine.sources import worldbank
+def series_url(countries: list[str], indicator: str, base: str) -> str:
+    """The exact first request `worldbank.fetch_series(countries, indicator)` sends (every year), under the
+    API base `base` (`Settings.base_url("worldbank")`)."""
 
     joined = ";".join(countries)
     return (
-        f"{worldbank.base_url('worldbank')}/country/{quote(joined, safe=';')}/indicator/"
+        f"{base}/country/{quote(joined, safe=';')}/indicator/"
         f"{quote(indicator, safe='.;')}?format=json&per_page={worldbank.PER_PAGE}&page=1"
     )
 
@@ -297,11 +299,13 @@ def parse_series_url(url: str) -> tuple[list[str], str, str | None, int | None]:
     return countries, unquote(match.group(2)), params.get("date"), int(mrv) if mrv and mrv.isdigit() else None
 
 
-def series_candidate(indicator: dict[str, Any], countries: list[dict[str, Any]], rank: int) -> Candidate:
+def series_candidate(
+    indicator: dict[str, Any], countries: list[dict[str, Any]], rank: int, base: str
+) -> Candidate:
     names = ", ".join(c["name"] for c in countries)
     return Candidate(
         title=f"World Bank: {indicator.get('name')}, {names}",
-        url=series_url([c["id"] for c in countries], str(indicator["id"])),
+        url=series_url([c["id"] for c in countries], str(indicator["id"]), base),
         snippet=str(indicator.get("source_note") or "")[:500],
         rank=rank,
         backend="worldbank",

@@ -33,12 +33,14 @@ network error (`httpx.ConnectError`) and is listed in `Replayer.misses`; a key
 asked for more often than recorded gets its last exchange again, listed in
 `Replayer.overruns`.
 
-Secrets never reach the cassette: query parameters and headers whose names
-look like credentials (key, token, secret, auth, password, signature, cookie)
-are replaced by "REDACTED", and the values of credential environment variables
-(`*_API_KEY`, `*_TOKEN`, `*_SECRET`) are scrubbed from URLs and headers wherever
-they appear. Request bodies are stored only as digests (model prompts are not kept
-here; see the model's verbose mode).
+Secrets never reach the cassette (`research_engine.redaction`, the one rule): query
+parameters named like credentials are dropped from URLs, headers named like
+credentials are REDACTED, and every known secret value (`Settings.secrets`) is
+scrubbed wherever it appears, response bodies included (an upstream that echoes a key back:
+a compressed body holding one is kept decoded, `scrubbed: true` in its index entry). Request
+bodies are stored only as digests, computed
+without their credential fields (model prompts are not kept here; see the model's
+verbose mode).
 
 Volatile fields (`VOLATILE`): what replay does not reproduce byte for byte.
 `recorded_at` in this index; in the trace, every timestamp a tool stamps when it
@@ -57,15 +59,20 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import httpx
+
+from research_engine import bounded
+from research_engine.bounded import CAPS
 from research_engine.errors import BadInput
+from research_engine.net.content import DecodeError, Decoder, TooLarge
+from research_engine.net.guard import default_resolver
+from research_engine.redaction import drop_secret_fields, redact_headers, redact_text, redact_url, scrub_bytes
 from research_engine.trace import atomic_write_bytes, atomic_write_text, iso
 
 log = logging.getLogger("research_engine.engine.cassette")
@@ -81,50 +88,6 @@ VOLATILE = (
     "sub-questions, claims, tensions, challenges, gaps, loop-log cycles: added_at / recorded_at / at",
     "any elapsed_ms or duration figure",
 )
-_SECRET_NAME = re.compile(r"(key|token|secret|auth|passw|signature|^sig$|cookie|credential|session)", re.I)
-_SECRET_ENV = re.compile(r"(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$")
-_SECRET_MIN_CHARS = 6  # shorter env values would scrub ordinary words
-
-
-def secret_values() -> list[str]:
-    """Values of credential-looking environment variables, longest first (so none is scrubbed half)."""
-    values = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= _SECRET_MIN_CHARS}
-    return sorted(values, key=len, reverse=True)
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for value in secrets:
-        text = text.replace(value, REDACTED)
-    return text
-
-
-def strip_url(url: str, secrets: list[str] | None = None) -> str:
-    """The URL with credential-looking query values replaced by REDACTED (and secret values scrubbed)."""
-    secrets = secret_values() if secrets is None else secrets
-    parts = urlsplit(url)
-    if parts.query:
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        if any(_SECRET_NAME.search(name) for name, _ in pairs):
-            query = urlencode([(n, REDACTED if _SECRET_NAME.search(n) else v) for n, v in pairs])
-            parts = parts._replace(query=query)
-    netloc = parts.netloc.rsplit("@", 1)[-1]  # userinfo is never kept
-    return _scrub(urlunsplit(parts._replace(netloc=netloc, fragment="")), secrets)
-
-
-def strip_headers(headers: Any, secrets: list[str] | None = None) -> dict[str, str]:
-    """Lowercased headers with credential-looking ones (and set-cookie) REDACTED."""
-    secrets = secret_values() if secrets is None else secrets
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        name = name.lower()
-        if _SECRET_NAME.search(name) or name == "proxy-authorization":
-            value = REDACTED
-        value = _scrub(str(value), secrets)
-        out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
-
-
-_SECRET_FIELDS = re.compile(r"^(api_?key|key|token|access_token|secret|client_secret|password)$", re.I)
 
 
 def body_digest(body: bytes) -> str | None:
@@ -135,14 +98,13 @@ def body_digest(body: bytes) -> str | None:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return hashlib.sha256(body).hexdigest()
-    if isinstance(data, dict):
-        data = {k: v for k, v in data.items() if not _SECRET_FIELDS.match(str(k))}
+    data = drop_secret_fields(data)
     canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def exchange_key(method: str, url: str, body: bytes, secrets: list[str] | None = None) -> str:
-    return f"{method.upper()} {strip_url(url, secrets)} {body_digest(body) or '-'}"
+def exchange_key(method: str, url: str, body: bytes, secrets: Sequence[str] = ()) -> str:
+    return f"{method.upper()} {redact_url(url, secrets)} {body_digest(body) or '-'}"
 
 
 def _request_body(request: Any) -> bytes:
@@ -161,11 +123,11 @@ class Recorder:
 
     mode = "record"
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
         self.directory = Path(directory)
         (self.directory / BODIES).mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._secrets = secret_values()
+        self._secrets = tuple(secrets)
         index = _read_index(self.directory) if (self.directory / INDEX).is_file() else _empty_index()
         self.exchanges: list[dict[str, Any]] = list(index["exchanges"])
         self.hosts: dict[str, list[str]] = dict(index["hosts"])
@@ -186,7 +148,6 @@ class Recorder:
         self, inner: Callable[[str, int], list[str]] | None = None
     ) -> Callable[[str, int], list[str]]:
         """A resolver for HttpClient that records each answer (replay gives the same answers back)."""
-        from research_engine.net.guard import default_resolver
 
         resolve = inner or default_resolver
 
@@ -209,8 +170,8 @@ class Recorder:
             "key": key,
             "seq": 0,
             "method": request.method.upper(),
-            "url": strip_url(str(request.url), self._secrets),
-            "request_headers": strip_headers(request.headers, self._secrets),
+            "url": redact_url(str(request.url), self._secrets),
+            "request_headers": redact_headers(request.headers.multi_items(), self._secrets),
             "request_body_sha256": body_digest(body),
             "status": None,
             "headers": {},
@@ -228,8 +189,37 @@ class Recorder:
             slot = len(self._slots) - 1
         return entry, slot
 
+    def _scrubbed(self, entry: dict[str, Any], body: bytes) -> bytes:
+        """The body as the cassette keeps it: every known secret value scrubbed. A compressed body that
+        held one is kept decoded (its recorded content-encoding and length dropped, the new length noted),
+        since the secret cannot be scrubbed from compressed bytes; any other body stays as served."""
+        if not body or not self._secrets:
+            return body
+        headers = entry.get("headers") or {}
+        encoding = str(headers.get("content-encoding") or "identity").strip().lower()
+        if encoding in ("", "identity"):
+            cleaned = scrub_bytes(body, self._secrets)
+        else:
+            try:
+                decoder = Decoder(encoding, CAPS["snapshot"])
+                decoded = decoder.feed(body) + (decoder.flush() if entry.get("complete") else b"")
+            except (DecodeError, TooLarge):
+                return body  # nothing readable in it to scrub
+            cleaned = scrub_bytes(decoded, self._secrets)
+            if cleaned == decoded:
+                return body
+            headers = {k: v for k, v in headers.items() if k != "content-encoding"}
+        if cleaned == body:
+            return body
+        if "content-length" in headers:
+            headers = {**headers, "content-length": str(len(cleaned))}
+        entry["headers"] = headers
+        entry["scrubbed"] = True
+        return cleaned
+
     def _finish(self, entry: dict[str, Any], slot: int, body: bytes | None) -> None:
         if body is not None:
+            body = self._scrubbed(entry, body)
             digest = hashlib.sha256(body).hexdigest()
             path = self.directory / BODIES / digest
             if not path.exists():
@@ -256,8 +246,6 @@ class Recorder:
 
 
 def _recording_transport(recorder: Recorder, inner: Any) -> Any:
-    import httpx
-
     class TeeStream(httpx.SyncByteStream):
         """Passes the body through as the client reads it, and records what was read when closed."""
 
@@ -291,11 +279,11 @@ def _recording_transport(recorder: Recorder, inner: Any) -> Any:
                 response = inner.handle_request(request)
             except httpx.TransportError as exc:
                 entry["error"] = type(exc).__name__
-                entry["error_detail"] = _scrub(str(exc), recorder._secrets)
+                entry["error_detail"] = redact_text(str(exc), recorder._secrets)
                 recorder._finish(entry, slot, None)
                 raise
             entry["status"] = response.status_code
-            entry["headers"] = strip_headers(response.headers, recorder._secrets)
+            entry["headers"] = redact_headers(response.headers.multi_items(), recorder._secrets)
             return httpx.Response(
                 status_code=response.status_code,
                 headers=response.headers,
@@ -317,7 +305,7 @@ class Replayer:
 
     mode = "replay"
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
         self.directory = Path(directory)
         if not (self.directory / INDEX).is_file():
             raise BadInput(
@@ -334,7 +322,7 @@ class Replayer:
             entries.sort(key=lambda e: e["seq"])
         self._served: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
-        self._secrets = secret_values()
+        self._secrets = tuple(secrets)
         self.misses: list[str] = []
         self.overruns: list[str] = []
         self.served = 0
@@ -376,12 +364,9 @@ class Replayer:
         if digest is None:
             return b""
         path = self.directory / BODIES / digest
-        try:
-            return path.read_bytes()
-        except FileNotFoundError as exc:
-            raise BadInput(
-                f"cassette body {digest} is missing from {self.directory}", code="broken-cassette"
-            ) from exc
+        if not path.is_file():
+            raise BadInput(f"cassette body {digest} is missing from {self.directory}", code="broken-cassette")
+        return bounded.read_bytes(path, "snapshot")
 
     def unused(self) -> list[str]:
         """Keys recorded but never asked for (a replayed run that diverged asks for fewer)."""
@@ -390,8 +375,6 @@ class Replayer:
 
 
 def _transport_error(name: str | None, message: str, request: Any) -> Exception:
-    import httpx
-
     cls = getattr(httpx, name or "", None)
     if not (isinstance(cls, type) and issubclass(cls, httpx.TransportError)):
         cls = httpx.TransportError
@@ -399,8 +382,6 @@ def _transport_error(name: str | None, message: str, request: Any) -> Exception:
 
 
 def _replay_transport(replayer: Replayer) -> Any:
-    import httpx
-
     class ReplayStream(httpx.SyncByteStream):
         def __init__(self, body: bytes, error: str | None, request: Any) -> None:
             self._body, self._error, self._request = body, error, request
@@ -419,7 +400,7 @@ def _replay_transport(replayer: Replayer) -> Any:
             if entry is None:
                 raise httpx.ConnectError(
                     f"replay: the cassette holds no exchange for {request.method} "
-                    f"{strip_url(str(request.url))}",
+                    f"{redact_url(str(request.url), replayer._secrets)}",
                     request=request,
                 )
             if entry.get("error"):
@@ -447,9 +428,11 @@ def _empty_index() -> dict[str, Any]:
 def _read_index(directory: Path) -> dict[str, Any]:
     path = directory / INDEX
     try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", code="broken-cassette") from exc
+        index = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(
+            f"{path} is not a readable cassette index: {exc.message}", code="broken-cassette"
+        ) from exc
     if not isinstance(index, dict) or not isinstance(index.get("exchanges"), list):
         raise BadInput(f"{path} is not a cassette index", code="broken-cassette")
     index.setdefault("hosts", {})
@@ -470,10 +453,12 @@ def client_kwargs(
     return kwargs
 
 
-def open_cassette(mode: str, directory: str | os.PathLike[str]) -> Recorder | Replayer:
-    """`Recorder` for mode "record", `Replayer` for "replay"."""
+def open_cassette(
+    mode: str, directory: str | os.PathLike[str], secrets: Sequence[str] = ()
+) -> Recorder | Replayer:
+    """`Recorder` for mode "record", `Replayer` for "replay" (`secrets`: `Settings.secrets`, scrubbed)."""
     if mode == "record":
-        return Recorder(directory)
+        return Recorder(directory, secrets)
     if mode == "replay":
-        return Replayer(directory)
+        return Replayer(directory, secrets)
     raise BadInput(f"unknown cassette mode {mode!r}; expected record or replay", code="bad-cassette-mode")

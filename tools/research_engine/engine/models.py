@@ -19,15 +19,14 @@ and the controller decides from the artifacts. This module does no I/O.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from research_engine.documents import Passage
-from research_engine.errors import BadInput
+from research_engine.vocabulary import SelectionHint, Verdict
 
-VERDICTS = ("supported", "partial", "refuse")
-SELECTION_HINTS = ("choose", "reject")  # a selection judgement's verdict hint, or None
-MODEL_KINDS = ("extractive", "openai", "scripted")
+VERDICTS: tuple[str, ...] = tuple(Verdict)  # kept for the openai adapter
+SELECTION_HINTS: tuple[str, ...] = tuple(SelectionHint)  # a selection judgement's verdict hint, or None
 
 
 @dataclass
@@ -141,144 +140,3 @@ class Model(Protocol):
         self, brief: dict[str, Any], sub_questions: list[dict[str, Any]], claims: list[dict[str, Any]]
     ) -> list[GapDraft]: ...
     def write(self, brief: dict[str, Any], sections: list[Section]) -> str: ...
-
-
-def make_model(name: str = "extractive", **kw: Any) -> Model:
-    """Build a model by kind: "extractive" (default), "openai" (from the environment) or "scripted".
-
-    `openai` takes `client=` (a `net.HttpClient`, so calls land in the cassette),
-    or builds its own; see `engine.openai_model.OpenAIModel.from_env`.
-    """
-    kind = (name or "extractive").split(":", 1)[0]
-    if kind == "extractive":
-        from research_engine.engine.extractive import ExtractiveModel
-
-        return ExtractiveModel(**kw)
-    if kind == "openai":
-        from research_engine.engine.openai_model import OpenAIModel
-
-        if ":" in name and "model" not in kw:
-            kw["model"] = name.split(":", 1)[1]
-        return OpenAIModel.from_env(**kw)
-    if kind == "scripted":
-        return ScriptedModel(**kw)
-    raise BadInput(
-        f"unknown model {name!r}; expected one of {', '.join(MODEL_KINDS)}", code="bad-model", field="model"
-    )
-
-
-# ---------------------------------------------------------------------------- scripted
-
-_RESULT_TYPES: dict[str, Any] = {
-    "decompose": SubQuestionPlan,
-    "select_judgement": SelectionJudgement,
-    "consolidate": ClaimDraft,
-    "verify": VerdictDraft,
-    "critic": GapDraft,
-}
-
-
-def _coerce(method: str, value: Any) -> Any:
-    """Dicts in a script become the method's dataclass (lists of them for list-returning methods)."""
-    kind = _RESULT_TYPES.get(method)
-    if kind is None:
-        return value
-    if isinstance(value, list):
-        return [_coerce_one(kind, v) for v in value]
-    return _coerce_one(kind, value)
-
-
-def _coerce_one(kind: Any, value: Any) -> Any:
-    if kind is SelectionJudgement and isinstance(value, str):
-        return SelectionJudgement(reason=value)  # a bare reason: no hint
-    if isinstance(value, dict):
-        if kind is ClaimDraft:
-            value = {**value, "evidence": [tuple(e) for e in value.get("evidence", [])]}
-        return kind(**value)
-    return value
-
-
-class ScriptedModel:
-    """Canned responses for tests.
-
-    `script` maps a method name to a list of responses (served in order; the last
-    one repeats when the list runs out) or to a callable taking the method's
-    arguments. Responses may be the result dataclasses or plain dicts. Methods
-    without a script are answered by `fallback` (the extractive model by default).
-    `tokens_per_call` charges (prompt, completion) tokens per scripted call, so
-    budget tests can spend tokens without an LLM.
-    """
-
-    def __init__(
-        self,
-        script: dict[str, Any] | None = None,
-        *,
-        fallback: Model | None = None,
-        tokens_per_call: tuple[int, int] = (0, 0),
-        name: str = "scripted",
-    ) -> None:
-        self.name = name
-        self.usage = Usage()
-        self.script = dict(script or {})
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
-        self.tokens_per_call = tokens_per_call
-        self._positions: dict[str, int] = {}
-        self._fallback = fallback
-
-    @property
-    def fallback(self) -> Model:
-        if self._fallback is None:
-            from research_engine.engine.extractive import ExtractiveModel
-
-            self._fallback = ExtractiveModel()
-        return self._fallback
-
-    def _answer(self, method: str, *args: Any) -> Any:
-        self.calls.append((method, args))
-        entry = self.script.get(method)
-        if entry is None:
-            return getattr(self.fallback, method)(*args)
-        self.usage.add(*self.tokens_per_call)
-        if callable(entry):
-            return _coerce(method, entry(*args))
-        if not isinstance(entry, list) or not entry:
-            return _coerce(method, entry)
-        at = self._positions.get(method, 0)
-        self._positions[method] = at + 1
-        return _coerce(method, entry[min(at, len(entry) - 1)])
-
-    def decompose(self, brief: dict[str, Any]) -> list[SubQuestionPlan]:
-        return self._answer("decompose", brief)
-
-    def queries(self, brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]:
-        return self._answer("queries", brief, sq, angle)
-
-    def select_judgement(
-        self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
-    ) -> SelectionJudgement:
-        return self._answer("select_judgement", brief, sq, candidate)
-
-    def consolidate(
-        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
-    ) -> list[ClaimDraft]:
-        return self._answer("consolidate", brief, sq, sources)
-
-    def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:
-        return self._answer("verify", claim, checks, evidence)
-
-    def critic(
-        self, brief: dict[str, Any], sub_questions: list[dict[str, Any]], claims: list[dict[str, Any]]
-    ) -> list[GapDraft]:
-        return self._answer("critic", brief, sub_questions, claims)
-
-    def write(self, brief: dict[str, Any], sections: list[Section]) -> str:
-        return self._answer("write", brief, sections)
-
-
-def as_dict(value: Any) -> Any:
-    """A result dataclass (or a list of them) as plain data, for logs and JSON."""
-    if isinstance(value, list):
-        return [as_dict(v) for v in value]
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return value

@@ -13,8 +13,9 @@ Authorization header). Per call:
 - the reply is parsed tolerantly (`parse_json_reply`: <think> blocks, code fences
   and trailing text stripped); an unparseable reply is asked for again once, and
   if that fails too the extractive rule answers instead (`usage.fallbacks`);
-- a transient failure (429, 5xx, timeout, network) is retried once after a
-  backoff (Retry-After honoured up to a cap); a second failure raises
+- a transient failure (429, 5xx, timeout, network) is retried once, under the
+  model's `RetryPolicy` (`MODEL_RETRY`: 1 s, or the server's Retry-After when it is
+  at most 30 s; a longer one is not waited for); a second failure raises
   UpstreamFailed;
 - temperature 0.1; fetched content is fenced as untrusted data in every prompt
   (`fence`), and the system prompt says it is data, never instructions;
@@ -29,15 +30,15 @@ A token budget (`token_budget`) raises BudgetSpent before a call once spent.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
-import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from research_engine import grounding
 from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.models import (
     SELECTION_HINTS,
@@ -52,14 +53,18 @@ from research_engine.engine.models import (
     VerdictDraft,
 )
 from research_engine.errors import BudgetSpent, NotConfigured, UpstreamFailed
+from research_engine.net import HttpClient, RetryPolicy
+from research_engine.settings import Settings
+from research_engine.trace import atomic_write_text
+from research_engine.vocabulary import Angle, ClaimType, Confidence, FetchError
 
 log = logging.getLogger("research_engine.engine.openai")
 
 TEMPERATURE = 0.1
-RETRY_AFTER_CAP = 30.0
-TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
-CLAIM_TYPES = ("factual", "quantitative", "regulatory", "competitive", "technical")
-ANGLES = ("entity", "time", "source-type", "counter")
+# One retry on a transient failure: after 1 s, or after the server's Retry-After up to 30 s.
+MODEL_RETRY = RetryPolicy(attempts=1, backoff_base=1.0, jitter=0.0, retry_after_cap=30.0)
+CLAIM_TYPES: tuple[str, ...] = tuple(ClaimType)
+ANGLES: tuple[str, ...] = tuple(Angle)
 _RANK = {"refuse": 0, "partial": 1, "supported": 2}
 
 SYSTEM_PROMPT = (
@@ -112,8 +117,6 @@ def _estimate_tokens(text: str) -> int:
 
 
 def _is_private_endpoint(base_url: str) -> bool:
-    import ipaddress
-
     host = (urlsplit(base_url).hostname or "").lower()
     if host in ("localhost", "ip6-localhost") or host.endswith(".localhost"):
         return True
@@ -124,13 +127,15 @@ def _is_private_endpoint(base_url: str) -> bool:
     return address.is_private or address.is_loopback
 
 
-def configured_endpoint(base_url: str | None = None, model: str | None = None) -> tuple[str, str]:
-    """The endpoint's base URL and model name, from the arguments or the environment; NotConfigured if absent.
+def configured_endpoint(
+    settings: Settings, base_url: str | None = None, model: str | None = None
+) -> tuple[str, str]:
+    """The endpoint's base URL and model name, from the arguments or the settings; NotConfigured if absent.
 
     The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
     """
-    base_url = base_url or os.environ.get("RESEARCH_ENGINE_MODEL_BASE_URL")
-    model = model or os.environ.get("RESEARCH_ENGINE_MODEL")
+    base_url = base_url or settings.model_base_url
+    model = model or settings.model
     if not base_url:
         raise NotConfigured(
             "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
@@ -159,7 +164,7 @@ class OpenAIModel:
         transport_hook: Any = None,
         resolver: Any = None,
         temperature: float = TEMPERATURE,
-        retry_backoff: float = 1.0,
+        retry: RetryPolicy = MODEL_RETRY,
         timeout: float = 300.0,
         token_budget: int | None = None,
         prompt_dir: str | Path | None = None,
@@ -171,7 +176,7 @@ class OpenAIModel:
         self.base_url = base_url.rstrip("/")
         self.usage = Usage()
         self.temperature = temperature
-        self.retry_backoff = retry_backoff
+        self.retry = retry
         self.token_budget = token_budget
         self.prompt_dir = Path(prompt_dir) if prompt_dir else None
         self.verbose = verbose
@@ -181,16 +186,14 @@ class OpenAIModel:
         self._json_mode = True
         self._owns_client = client is None
         if client is None:
-            from research_engine.net import HttpClient
-
             # The endpoint is the user's own configuration: a local server (the usual case) is allowed
-            # for this client only. Retries are ours (one, below), so the client does none.
+            # for this client only. Retries are ours (`retry`, below), so the client does none.
             options: dict[str, Any] = {
                 "allow_private": _is_private_endpoint(self.base_url),
                 "use_cache": False,
                 "timeout": timeout,
                 "deadline": timeout * 2,
-                "max_retries": 0,
+                "retry": retry.replace(attempts=0),
                 "per_host_interval": 0.0,
                 "max_bytes": 16 * 2**20,
             }
@@ -202,9 +205,9 @@ class OpenAIModel:
         self.client = client
 
     @classmethod
-    def from_env(cls, **kw: Any) -> OpenAIModel:
-        base_url, model = configured_endpoint(kw.pop("base_url", None), kw.pop("model", None))
-        api_key = kw.pop("api_key", None) or os.environ.get("RESEARCH_ENGINE_MODEL_API_KEY")
+    def from_settings(cls, settings: Settings, **kw: Any) -> OpenAIModel:
+        base_url, model = configured_endpoint(settings, kw.pop("base_url", None), kw.pop("model", None))
+        api_key = kw.pop("api_key", None) or settings.model_api_key
         return cls(base_url=base_url, model=model, api_key=api_key, **kw)
 
     def close(self) -> None:
@@ -218,7 +221,7 @@ class OpenAIModel:
         return self.client.post_json(f"{self.base_url}/chat/completions", payload, headers=headers)
 
     def _complete(self, method: str, messages: list[dict[str, str]]) -> str:
-        """One chat completion (with one retry on a transient failure); returns the reply text."""
+        """One chat completion (retried on a transient failure as `retry` allows); returns the reply text."""
         if self.token_budget is not None and self.usage.model_tokens >= self.token_budget:
             raise BudgetSpent(
                 f"model token budget spent ({self.usage.model_tokens} of {self.token_budget})",
@@ -231,7 +234,7 @@ class OpenAIModel:
         if self._json_mode:
             payload["response_format"] = {"type": "json_object"}
         result = None
-        for attempt in range(2):
+        for attempt in range(self.retry.attempts + 1):
             result = self._post(payload)
             if not result.ok and result.status == 400 and "response_format" in payload:
                 log.info("the model server rejected response_format; asking for JSON in the prompt only")
@@ -240,16 +243,15 @@ class OpenAIModel:
                 result = self._post(payload)
             if result.ok:
                 break
-            transient = result.status in TRANSIENT_STATUSES or result.error in ("timeout", "network")
-            if not transient or attempt == 1:
-                break
-            wait = (
-                min(result.retry_after, RETRY_AFTER_CAP)
-                if result.retry_after is not None
-                else self.retry_backoff
+            transient = result.status in self.retry.transient_statuses or result.error in (
+                FetchError.TIMEOUT,
+                FetchError.NETWORK,
             )
-            log.info("model call %s failed (%s); retrying once in %.1fs", method, result.error_detail, wait)
-            time.sleep(wait)
+            wait = self.retry.delay(attempt, result.retry_after) if transient else None
+            if wait is None:
+                break
+            log.info("model call %s failed (%s); retrying in %.1fs", method, result.error_detail, wait)
+            self.retry.sleep(wait)
         assert result is not None
         if not result.ok:
             raise UpstreamFailed(
@@ -298,7 +300,6 @@ class OpenAIModel:
     def _log_prompt(self, method: str, messages: list[dict[str, str]], reply: str) -> None:
         if not (self.verbose and self.prompt_dir):
             return
-        from research_engine.trace import atomic_write_text
 
         record = {"model": self.model, "method": method, "messages": messages, "reply": reply}
         path = self.prompt_dir / f"{self.usage.calls:04d}-{method}.json"
@@ -482,7 +483,6 @@ class OpenAIModel:
 
 def _grounded_claims(items: list[Any], sources: list[SourceText]) -> list[ClaimDraft]:
     """Keep the claims whose every quote is found in its cited source; drop the rest (logged)."""
-    from research_engine import grounding
 
     texts = {s.ref: "\n\n".join(p.text for p in s.passages) for s in sources}
     out: list[ClaimDraft] = []
@@ -504,7 +504,7 @@ def _grounded_claims(items: list[Any], sources: list[SourceText]) -> list[ClaimD
         raw_confidence = item.get("confidence")
         confidence = (
             raw_confidence
-            if isinstance(raw_confidence, str) and raw_confidence in ("high", "medium", "low")
+            if isinstance(raw_confidence, str) and raw_confidence in tuple(Confidence)
             else "medium"
         )
         out.append(

@@ -20,6 +20,10 @@ import sys
 import time
 from typing import IO, Any
 
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
 _FIGURES = ("cycle", "sub_questions", "sources", "claims", "refused", "failed_fetches")
 
 
@@ -82,8 +86,6 @@ class LiveProgress(Progress):
 
     def __init__(self, stream: IO[str]) -> None:
         super().__init__(stream)
-        from rich.console import Console
-        from rich.live import Live
 
         self.console = Console(file=stream)
         self.notes: list[str] = []
@@ -91,8 +93,6 @@ class LiveProgress(Progress):
         self.live.start()
 
     def _render(self) -> Any:
-        from rich.table import Table
-
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold")
         table.add_column()

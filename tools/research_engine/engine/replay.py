@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine import bounded, trace
+from research_engine.engine import loop
+from research_engine.engine.cassette import VOLATILE
 from research_engine.errors import BadInput
 
 SKIP_TOP = ("cassette", ".state", ".lock", "view.html")
@@ -114,7 +117,7 @@ def compare_trees(recorded: Path, replayed: Path) -> tuple[list[dict[str, Any]],
         if rel not in left:
             diffs.append({"path": rel, "kind": "extra-in-replay"})
             continue
-        a, b = left[rel].read_bytes(), right[rel].read_bytes()
+        a, b = bounded.read_bytes(left[rel], "snapshot"), bounded.read_bytes(right[rel], "snapshot")
         if a == b:
             continue
         try:
@@ -130,9 +133,6 @@ def compare_trees(recorded: Path, replayed: Path) -> tuple[list[dict[str, Any]],
 
 def replay_run(run_dir: str | Path, *, keep: str | Path | None = None) -> ReplayReport:
     """Re-execute the recorded run at `run_dir` offline from its cassette and compare the traces."""
-    from research_engine import trace
-    from research_engine.engine import loop
-    from research_engine.engine.cassette import VOLATILE
 
     run = trace.open_run(run_dir)
     cassette = run.path("cassette_dir")

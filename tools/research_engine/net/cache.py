@@ -1,6 +1,6 @@
 """The conditional-revalidation store: validators and bodies of earlier 200 responses, per URL.
 
-Layout under the cache directory (`RESEARCH_ENGINE_CACHE_DIR`, default
+Layout under the cache directory (`Settings.cache_root`: `RESEARCH_ENGINE_CACHE_DIR`, default
 `~/.cache/research-engine`):
 
     http/entries/<sha256 of the URL>.json   url, etag, last-modified, content type, headers, body digest
@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from research_engine import bounded
+from research_engine.errors import BadInput
+from research_engine.settings import default_cache_root
 from research_engine.trace import atomic_write_bytes, atomic_write_text
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("RESEARCH_ENGINE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "research-engine"
 
 
 @dataclass
@@ -55,7 +50,7 @@ class CacheEntry:
 
 class RevalidationCache:
     def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.root = Path(root).expanduser() if root is not None else default_cache_root()
         self.entries = self.root / "http" / "entries"
         self.bodies = self.root / "http" / "bodies"
 
@@ -65,11 +60,13 @@ class RevalidationCache:
     def lookup(self, url: str) -> tuple[CacheEntry, bytes] | None:
         """The stored entry and body for `url`; None when absent or damaged (a damaged entry is a miss)."""
         path = self._entry_path(url)
+        if not path.is_file():
+            return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = bounded.load_json(bounded.read_bytes(path), "cache entry")
             entry = CacheEntry(**data)
-            body = (self.bodies / entry.body_sha256).read_bytes()
-        except (OSError, ValueError, TypeError):
+            body = bounded.read_bytes(self.bodies / entry.body_sha256, "snapshot")
+        except (BadInput, OSError, ValueError, TypeError):
             return None
         if entry.url != url or hashlib.sha256(body).hexdigest() != entry.body_sha256:
             return None

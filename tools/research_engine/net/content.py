@@ -4,9 +4,13 @@
   missing or generic (`application/octet-stream`) type is sniffed from the first bytes.
 - `Decoder`: gzip / deflate decoding fed chunk by chunk with a hard output cap, so a
   compression bomb stops after `max_bytes` of output, not after it has filled memory.
+- `binary_reason(body, charset)`: why a body is binary data whatever its header says (a known
+  binary signature, or control bytes no text uses), None for text. A "text/html" JPEG is no page.
 - `decode_text(body, declared, family)`: header charset, then BOM, then `<meta charset>` for
   HTML, then charset-normalizer, then UTF-8 with replacement. A lying header (says UTF-8,
-  bytes are cp1252) falls through to detection instead of raising.
+  bytes are cp1252) falls through to detection instead of raising. Charsets that can smuggle
+  markup past a reader (UTF-7 and its kin, `UNSAFE_CHARSETS`) are never honoured, declared
+  or detected: such a body is read as UTF-8 with replacement.
 
 No I/O here.
 """
@@ -82,6 +86,55 @@ def sniff_family(body: bytes) -> str | None:
     return "text" if body else None
 
 
+# WHATWG MIME sniffing's "binary data bytes": control bytes that no text, in any charset, contains.
+BINARY_BYTES = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+BINARY_SHARE = 0.01  # a head with at least this share of them is binary data
+SNIFF_BYTES = 8192
+# Signatures of binary formats (WHATWG sniffing tables and the formats' own specifications).
+BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"RIFF", "a RIFF (WebP, WAV, AVI) file"),
+    (b"PK\x03\x04", "a ZIP archive (or an Office document)"),
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"MZ", "a Windows executable"),
+    (b"\x00\x00\x01\x00", "an icon"),
+    (b"OggS", "an Ogg stream"),
+    (b"ID3", "an MP3 file"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE (old Office) document"),
+    (b"wOFF", "a web font"),
+    (b"wOF2", "a web font"),
+)
+
+
+def binary_reason(body: bytes, charset: str | None = None) -> str | None:
+    """Why `body` is binary data rather than text (whatever its declared type), or None when it is text.
+
+    A body with a UTF-16/32 byte order mark, or declared UTF-16/32, is judged by its decoded text."""
+    head = body[:SNIFF_BYTES]
+    if not head:
+        return None
+    declared = (_codec(charset) or "").replace("_", "-")
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or declared.startswith(
+        ("utf-16", "utf-32")
+    ):
+        return None
+    stripped = head.lstrip(b" \t\r\n")
+    for signature, what in BINARY_SIGNATURES:
+        if stripped.startswith(signature):
+            return f"the body is {what}"
+    control = sum(1 for b in head if b in BINARY_BYTES)
+    if control and control >= BINARY_SHARE * len(head):
+        return f"the body is binary data ({control} control bytes in its first {len(head)})"
+    return None
+
+
 class Decoder:
     """Content-Encoding decoding with an output cap; feed raw chunks, get decoded chunks."""
 
@@ -145,13 +198,21 @@ _BOM_CODECS = (
 )
 
 
+# Charsets a reader must not honour: they let markup hide in bytes that look like something else (UTF-7's
+# "+ADw-script+AD4-"; ISO-2022-KR and HZ switch character sets in band). WHATWG's Encoding Standard
+# supports none of them (the last two map to its "replacement" encoding).
+UNSAFE_CHARSETS = frozenset({"utf-7", "hz", "iso2022_kr"})
+
+
 def _codec(name: str | None) -> str | None:
+    """The codec `name` stands for (Python's name), None when unknown or unsafe (`UNSAFE_CHARSETS`)."""
     if not name:
         return None
     try:
-        return codecs.lookup(name).name
+        found = codecs.lookup(name).name
     except LookupError:
         return None
+    return None if found in UNSAFE_CHARSETS else found
 
 
 def _strict(body: bytes, charset: str | None) -> str | None:
@@ -188,9 +249,10 @@ def decode_text(body: bytes, declared: str | None, family: str | None) -> tuple[
     if text is not None:
         return text, "utf-8"
     try:
-        from charset_normalizer import from_bytes
+        from charset_normalizer import from_bytes  # noqa: PLC0415 - heavy; only a body no declared charset decodes
 
         matches = list(from_bytes(body[:200_000]))
+        matches = [m for m in matches if _codec(m.encoding) is not None]  # never a detected UTF-7
         if matches:
             best = matches[0]
             # Short Western text is ambiguous between the single-byte Latin code pages; windows-1252

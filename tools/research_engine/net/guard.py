@@ -13,10 +13,14 @@
 4. resolution: every resolved address must be allowed (one bad answer refuses the host).
 
 Loopback, private, link-local, carrier-grade NAT and unique-local addresses are refused
-unless the caller opts in (`allow_private`, or a narrow `allow_addresses` list of
-`ip` / `ip:port`). Cloud-metadata addresses, unspecified, multicast, broadcast and reserved
-addresses are refused always. The client connects only to the addresses a verdict
-returned (see `client.PinnedBackend`), so DNS rebinding cannot swap them afterwards.
+unless the caller opts in: `allow_private` (every such address), `allow_hosts` (exactly the
+hosts named, `HOST` or `HOST:PORT`: a local SearXNG or corpus; `parse_allow_host`), or a
+narrow `allow_addresses` list of `ip` / `ip:port` (tests). An allowed host is matched on the
+URL's normalized host (and port, when the entry names one), at every hop, so a redirect from
+it to another private host is still refused. Cloud-metadata addresses (`METADATA_ADDRESSES`,
+with the documentation each comes from), unspecified, multicast, broadcast and reserved
+addresses are refused always, whatever is allowed. The client connects only to the addresses
+a verdict returned (see `client.PinnedBackend`), so DNS rebinding cannot swap them afterwards.
 
 This module never opens a connection.
 """
@@ -36,19 +40,30 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 ALLOWED_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
-# Refused whatever the caller allows: credentials live behind these.
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a)
-    for a in (
-        "169.254.169.254",
-        "169.254.170.2",
-        "169.254.170.23",
-        "100.100.100.200",
-        "192.0.0.192",
-        "fd00:ec2::254",
-        "fd00:ec2::23",
-    )
-)
+# Refused whatever the caller allows: instance credentials and control planes live behind these. The one
+# list, each address with the documentation that names it.
+METADATA_SOURCES: dict[str, str] = {
+    # AWS IMDS; also Azure IMDS, GCP, Oracle Cloud, DigitalOcean, OpenStack, IBM Cloud, Hetzner, Linode,
+    # Huawei Cloud, Vultr (each provider's "instance metadata" page documents this link-local address).
+    "169.254.169.254": "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html",
+    "fd00:ec2::254": "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html",
+    # AWS ECS task metadata and task-role credentials.
+    "169.254.170.2": "https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-iam-roles.html",
+    # AWS EKS Pod Identity agent (IPv4 and IPv6).
+    "169.254.170.23": "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html",
+    "fd00:ec2::23": "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html",
+    # Azure WireServer (VM agent, extensions, health probes): a public address that is the platform.
+    "168.63.129.16": "https://learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16",
+    # Google Cloud metadata server over IPv6.
+    "fd20:ce::254": "https://cloud.google.com/compute/docs/metadata/querying-metadata",
+    # Alibaba Cloud ECS instance metadata.
+    "100.100.100.200": "https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata",
+    # Oracle Cloud Infrastructure legacy metadata endpoint.
+    "192.0.0.192": "https://docs.oracle.com/iaas/Content/Compute/Tasks/gettingmetadata.htm",
+    # Tencent Cloud CVM instance metadata (metadata.tencentyun.com).
+    "169.254.0.23": "https://www.tencentcloud.com/document/product/213/4934",
+}
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in METADATA_SOURCES)
 CGNAT = ipaddress.ip_network("100.64.0.0/10")
 NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
 NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")
@@ -78,6 +93,7 @@ class GuardVerdict:
     url: str | None = None  # the normalized URL to request (ASCII host, no fragment) when allowed
     port: int | None = None
     private: bool = False  # True when a loopback/private address was allowed by an opt-in
+    named: bool = False  # True when that opt-in was this host, named in `allow_hosts`
 
     def to_dict(self) -> dict:
         return {
@@ -89,6 +105,7 @@ class GuardVerdict:
             "url": self.url,
             "port": self.port,
             "private": self.private,
+            "named": self.named,
         }
 
 
@@ -215,6 +232,43 @@ def address_class(addr: IPAddress) -> tuple[str, bool] | None:
     return None
 
 
+def parse_allow_host(entry: str) -> tuple[str, int | None]:
+    """(normalized host, port or None) of an `--allow-host` entry `HOST[:PORT]` (`[v6]:PORT` for IPv6);
+    ValueError when it is not one."""
+    raw = str(entry or "").strip()
+    if not raw or any(ord(c) <= 0x20 or c in "/\\@?#" for c in raw):
+        raise ValueError(f"{entry!r} is not HOST or HOST:PORT")
+    port: int | None = None
+    host = raw
+    if raw.startswith("["):
+        inner, sep, rest = raw[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            raise ValueError(f"{entry!r} is not [IPv6] or [IPv6]:PORT")
+        host, port_text = inner, rest[1:] if rest else None
+        try:
+            host = str(ipaddress.IPv6Address(host))
+        except ValueError as exc:
+            raise ValueError(f"{entry!r} has a malformed IPv6 address") from exc
+    else:
+        if raw.count(":") > 1:
+            raise ValueError(f"{entry!r}: write an IPv6 host in brackets, [::1] or [::1]:8080")
+        host, sep, after = raw.partition(":")
+        port_text = after if sep else None
+        normal = _normalize_host(host, host)
+        if isinstance(normal, GuardVerdict):
+            raise ValueError(f"{entry!r}: {normal.reason}")
+        host = normal[0]
+    if port_text is not None:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise ValueError(f"{entry!r} has a bad port")
+        port = int(port_text)
+    return host, port
+
+
+def _host_allowed(host: str, port: int, allow_hosts: Collection[tuple[str, int | None]]) -> bool:
+    return any(host == name and (wanted is None or wanted == port) for name, wanted in allow_hosts)
+
+
 def _address_allowed(
     addr: IPAddress, port: int, allow_private: bool, allow_addresses: Collection[str]
 ) -> tuple[bool, str | None, bool]:
@@ -231,7 +285,11 @@ def _address_allowed(
     )
     if may_opt_in and (allow_private or listed):
         return True, None, True
-    hint = "" if not may_opt_in else " (loopback/private addresses need an explicit --allow-private)"
+    hint = (
+        ""
+        if not may_opt_in
+        else " (allow this host with --allow-host HOST[:PORT], or every private address with --allow-private)"
+    )
     return False, f"{why} {text}{hint}", False
 
 
@@ -285,7 +343,7 @@ def _normalize_host(raw_host: str, netloc: str) -> tuple[str, IPAddress | None] 
         return str(addr6).split("%", 1)[0], addr6
     host = raw_host
     if not host.isascii():
-        import idna
+        import idna  # noqa: PLC0415 - third-party, needed only for a non-ASCII host name
 
         try:
             host = idna.encode(host, uts46=True).decode("ascii")
@@ -325,8 +383,12 @@ def check_url(
     allow_private: bool = False,
     resolver: Resolver | None = None,
     allow_addresses: Collection[str] = (),
+    allow_hosts: Collection[tuple[str, int | None]] = (),
 ) -> GuardVerdict:
-    """Decide whether `url` may be requested; with `resolve`, also resolve and check every address."""
+    """Decide whether `url` may be requested; with `resolve`, also resolve and check every address.
+
+    `allow_hosts` holds `parse_allow_host` pairs: a URL whose host (and port) is one of them may reach a
+    private address, as if `allow_private` were given for that host alone."""
     split = _split_host(url)
     if isinstance(split, GuardVerdict):
         return split
@@ -335,6 +397,27 @@ def check_url(
     if isinstance(normal, GuardVerdict):
         return normal
     host, literal = normal
+    named = not allow_private and bool(allow_hosts) and _host_allowed(host, port, allow_hosts)
+    if named:
+        allow_private = True  # this host, named by the user; every other host stays guarded
+    verdict = _check_host(
+        scheme, host, literal, port, rest, resolve, allow_private, resolver, allow_addresses
+    )
+    verdict.named = named and verdict.allowed and verdict.private
+    return verdict
+
+
+def _check_host(
+    scheme: str,
+    host: str,
+    literal: IPAddress | None,
+    port: int,
+    rest: str,
+    resolve: bool,
+    allow_private: bool,
+    resolver: Resolver | None,
+    allow_addresses: Collection[str],
+) -> GuardVerdict:
     target = _format_url(scheme, host, port, rest, isinstance(literal, ipaddress.IPv6Address))
     if literal is not None:
         ok, why, by_opt_in = _address_allowed(literal, port, allow_private, allow_addresses)

@@ -62,15 +62,24 @@ class Gate:
 
     @contextlib.contextmanager
     def slot(
-        self, host: str, *, deadline: float | None = None, interval: float | None = None
+        self,
+        host: str,
+        *,
+        deadline: float | None = None,
+        interval: float | None = None,
+        exempt: bool = False,
     ) -> Iterator[float]:
         """Hold a polite slot for one request to `host`; yields the seconds spent waiting.
 
+        `exempt`: no interval before the next request to the host (a private host the user allowed; a
+        Retry-After pause and the concurrency limits still apply).
         Raises TimeoutError when the reserved start would fall after `deadline` (a monotonic time).
         """
         state = self._host(host)
         started = self._clock()
         spacing = self.interval if interval is None else max(self.interval, interval)
+        if exempt:
+            spacing = 0.0
         remaining = None if deadline is None else max(0.0, deadline - started)
         if not state.slots.acquire(timeout=remaining if remaining is not None else -1):
             raise TimeoutError(f"no free connection slot for {host} before the deadline")

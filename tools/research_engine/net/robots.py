@@ -15,7 +15,8 @@ the three places where Protego falls short of the RFC (see ../shared/corpora/REA
   substring matching would let `barbarbot-prod` pick the `barbarbot` group.
 
 `RobotsPolicy` is what the client caches per origin: parsed rules, or the RFC's
-"allow everything" (4xx) and "disallow everything" (5xx or unreachable) answers.
+"allow everything" (4xx) and "disallow everything" (5xx or unreachable) answers;
+`policy_for_answer` turns the client's fetch of /robots.txt into one of them.
 This module does no I/O.
 """
 
@@ -25,11 +26,19 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from research_engine.errors import BadInput
+from research_engine.net.result import FetchResult
+from research_engine.vocabulary import FetchError
 
 if TYPE_CHECKING:
     from protego import Protego
 
 MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 section 2.5: parse at least 500 KiB
+ROBOTS_TTL = 600.0  # seconds a fetched robots.txt (or a 4xx "allow all") is trusted
+ROBOTS_ERROR_TTL = 120.0  # seconds a 5xx/unreachable "disallow all" lasts before a new try
+CRAWL_DELAY_CAP = 30.0  # the longest Crawl-delay honoured, in seconds
 
 _UA_FIELDS = {"user-agent", "useragent", "user agent"}
 # Every record name Protego 0.7 understands (including its tolerated misspellings).
@@ -118,7 +127,7 @@ def rewrite_for(text: str, token: str) -> str:
 
 @lru_cache(maxsize=256)
 def _parsed(text: str, token: str) -> Protego:
-    from protego import Protego
+    from protego import Protego  # noqa: PLC0415 - third-party parser, needed only when rules are matched
 
     return Protego.parse(rewrite_for(text, token))
 
@@ -159,10 +168,6 @@ def is_allowed(robots_txt: bytes | str, url: str, user_agent: str) -> bool:
     """Offline check of one URL against a robots.txt body (the `robots check` command).
 
     A URL that is not http(s) with a host is bad input: the parser would call it allowed."""
-    from urllib.parse import urlsplit
-
-    from research_engine.errors import BadInput
-
     try:
         parts = urlsplit(url)
         host = parts.hostname
@@ -171,3 +176,46 @@ def is_allowed(robots_txt: bytes | str, url: str, user_agent: str) -> bool:
     if parts.scheme.lower() not in ("http", "https") or not host:
         raise BadInput(f"not an http(s) URL with a host: {url[:200]!r}", code="bad-url", field="url")
     return RobotsPolicy.parse(robots_txt).allowed(url, user_agent)
+
+
+def policy_for_answer(
+    origin: str,
+    result: FetchResult,
+    *,
+    now: float,
+    ttl: float = ROBOTS_TTL,
+    error_ttl: float = ROBOTS_ERROR_TTL,
+) -> RobotsPolicy:
+    """The policy an origin's /robots.txt fetch gives (RFC 9309 section 2.3.1).
+
+    A body: its rules. Empty, or a 4xx other than 429: allow all. A 5xx, a 429, a timeout or
+    any failure to reach it: disallow all, for `error_ttl` seconds only, then it is asked again.
+    """
+    if result.ok:
+        return RobotsPolicy.parse(result.body, status=result.status, fetched_at=now, expires_at=now + ttl)
+    if result.error == FetchError.EMPTY:
+        return RobotsPolicy(
+            "allow-all",
+            reason="robots.txt is empty",
+            status=result.status,
+            fetched_at=now,
+            expires_at=now + ttl,
+        )
+    status = result.status
+    if result.error == FetchError.HTTP_STATUS and status and 400 <= status < 500 and status != 429:
+        return RobotsPolicy(
+            "allow-all",
+            reason=f"robots.txt answered {status}",
+            status=status,
+            fetched_at=now,
+            expires_at=now + ttl,
+        )
+    why = result.error_detail or result.error
+    return RobotsPolicy(
+        "disallow-all",
+        status=status,
+        fetched_at=now,
+        expires_at=now + error_ttl,
+        reason=f"robots.txt for {origin} is unreachable ({result.error}: {why}); "
+        "RFC 9309 says to assume complete disallow for a while",
+    )

@@ -17,8 +17,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-KINDS = ("web", "openalex", "worldbank")
-SOURCE_TYPES = ("peer", "primary", "press", "practitioner", "data")
+from research_engine.errors import BadInput
+from research_engine.urls import canonical_key
+from research_engine.vocabulary import CandidateKind, SourceType
 
 _TAG_RE = re.compile(r"<[^>]+>")
 
@@ -31,9 +32,25 @@ def clean_text(value: Any) -> str:
     return " ".join(html.unescape(text).split())
 
 
+MAX_QUERY_CHARS = 2000  # a search query or keyword list longer than this is refused (bad input), never sent
+
+
+def check_query(text: str, what: str = "the search query") -> str:
+    """`text` stripped; BadInput when it is empty or longer than MAX_QUERY_CHARS."""
+    text = (text or "").strip()
+    if not text:
+        raise BadInput(f"{what} is empty", code="empty-query", field="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise BadInput(
+            f"{what} is {len(text)} characters long; at most {MAX_QUERY_CHARS} are sent to a search",
+            code="query-too-long",
+            field="query",
+        )
+    return text
+
+
 def canonical_key_for(url: str | None, doi: str | None = None) -> str | None:
     """The dedup key: `research_engine.urls.canonical_key` of the DOI when known, else of the URL."""
-    from research_engine.urls import canonical_key
 
     if doi:
         return canonical_key(f"https://doi.org/{doi}")
@@ -64,9 +81,9 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
+        if self.kind not in tuple(CandidateKind):
             raise ValueError(f"unknown candidate kind {self.kind!r}")
-        if self.source_type is not None and self.source_type not in SOURCE_TYPES:
+        if self.source_type is not None and self.source_type not in tuple(SourceType):
             raise ValueError(f"unknown source type {self.source_type!r}")
         if self.canonical_key is None:
             self.canonical_key = canonical_key_for(self.url, self.doi)

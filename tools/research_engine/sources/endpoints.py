@@ -1,12 +1,9 @@
 """Where each source lives and how its transport failures become domain errors.
 
-- `base_url(name)`: the API base for openalex, worldbank, brave, tavily,
-  duckduckgo, each overridable by an environment variable so tests and replays
-  can point at a local server (SearXNG is configured by `SEARXNG_URL` itself).
-- `open_client(client)`: the one `research_engine.net.HttpClient`, created when
-  the caller did not pass one (and then closed by us).
-- `redact_url(url)`: the request URL with secrets (`api_key`) removed; this is
-  what goes into the trace.
+- `open_client(client, settings)`: the one `research_engine.net.HttpClient`, created
+  when the caller did not pass one (and then closed by us).
+- `ApiResponse`: one exchange as the trace keeps it, its URL redacted
+  (`research_engine.redaction`: no secret ever reaches the trace).
 - `transport_error(result, source)`: a failed `FetchResult` (guard, DNS,
   network, timeout...) as the matching `ResearchEngineError`.
 
@@ -16,33 +13,17 @@ Never sends anything itself; HTTP is `research_engine.net`'s job.
 from __future__ import annotations
 
 import contextlib
-import os
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any
 
-from research_engine.errors import Refused, ResearchEngineError, Unresolved, UpstreamFailed
-from research_engine.net.client import SECRET_PARAMS
-
-if TYPE_CHECKING:
-    from research_engine.net import FetchResult, HttpClient
-
-DEFAULT_BASES = {
-    "openalex": "https://api.openalex.org",
-    "worldbank": "https://api.worldbank.org/v2",
-    "brave": "https://api.search.brave.com/res/v1",
-    "tavily": "https://api.tavily.com",
-    "duckduckgo": "https://html.duckduckgo.com/html/",
-}
-BASE_ENV = {
-    "openalex": "RESEARCH_ENGINE_OPENALEX_URL",
-    "worldbank": "RESEARCH_ENGINE_WORLDBANK_URL",
-    "brave": "RESEARCH_ENGINE_BRAVE_URL",
-    "tavily": "RESEARCH_ENGINE_TAVILY_URL",
-    "duckduckgo": "RESEARCH_ENGINE_DUCKDUCKGO_URL",
-}
-# Query parameters that carry credentials: never written to the trace.
+from research_engine.documents import sha256_hex
+from research_engine.errors import BadInput, Refused, ResearchEngineError, Unresolved, UpstreamFailed
+from research_engine.net import FetchResult, HttpClient
+from research_engine.net.policy import fetch_policy
+from research_engine.redaction import redact_url
+from research_engine.settings import Settings
 
 
 @dataclass
@@ -60,9 +41,9 @@ class ApiResponse:
     from_cache: bool = False
 
     @classmethod
-    def from_fetch(cls, result: FetchResult) -> ApiResponse:
+    def from_fetch(cls, result: FetchResult, secrets: tuple[str, ...] = ()) -> ApiResponse:
         return cls(
-            url=redact_url(result.url),
+            url=redact_url(result.url, secrets),
             status=result.status,
             retrieved_at=result.retrieved_at,
             body=result.body,
@@ -75,15 +56,9 @@ class ApiResponse:
 
     @property
     def sha256(self) -> str:
-        from research_engine.documents import sha256_hex
-
         return sha256_hex(self.body)
 
     def json(self) -> Any:
-        import json
-
-        from research_engine.errors import BadInput
-
         try:
             return json.loads(self.body.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError) as exc:
@@ -100,39 +75,13 @@ class ApiResponse:
         }
 
 
-def env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
-
-
-def base_url(name: str) -> str:
-    """The base URL of source `name`, from its override variable or the public default."""
-    value = env(BASE_ENV[name]) or DEFAULT_BASES[name]
-    # DuckDuckGo's base is the endpoint itself (`/html/`, trailing slash and all).
-    return value if name == "duckduckgo" else value.rstrip("/")
-
-
-def redact_url(url: str) -> str:
-    """`url` without credential parameters (the trace must never hold a secret)."""
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in pairs if k.lower() not in SECRET_PARAMS]
-    if len(kept) == len(pairs):
-        return url
-    return urlunsplit(parts._replace(query=urlencode(kept, safe=",:;|*")))
-
-
 @contextlib.contextmanager
-def open_client(client: HttpClient | None = None) -> Iterator[HttpClient]:
-    """Yield `client`, or a fresh HttpClient that is closed afterwards."""
+def open_client(client: HttpClient | None = None, settings: Settings | None = None) -> Iterator[HttpClient]:
+    """Yield `client`, or a fresh HttpClient (configured by `settings`) that is closed afterwards."""
     if client is not None:
         yield client
         return
-    from research_engine.net import HttpClient
-
-    fresh = HttpClient()
+    fresh = fetch_policy(settings or Settings()).client()
     try:
         yield fresh
     finally:

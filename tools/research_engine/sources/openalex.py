@@ -5,7 +5,7 @@ Owns the OpenAlex request shapes and the parsing of its answers:
 - `parse_work`: a Work record (id, DOI, title, year, abstract, authors, venue,
   cited_by_count, open-access URL) from the lenient JSON of 2025 and 2026;
 - `get_work` and `search_works` over `research_engine.net`, with `mailto` when
-  `RESEARCH_ENGINE_MAILTO` is set and `api_key` when `OPENALEX_API_KEY` is set;
+  `Settings.mailto` is set and `api_key` when `Settings.openalex_api_key` is set;
 - `check_response`: every recorded error shape (400 JSON `{error, message}`,
   401 bad key, 404 with an HTML body, 429 / exhausted allowance) as a clear
   domain error, never a crash.
@@ -16,24 +16,23 @@ anything into a run (see `sources.record`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from research_engine.errors import BadInput, NotConfigured, ResearchEngineError, UpstreamFailed
-from research_engine.sources.candidate import Candidate
+from research_engine.net import FetchResult, HttpClient
+from research_engine.settings import Settings
+from research_engine.sources.candidate import Candidate, check_query
 from research_engine.sources.endpoints import (
     ApiResponse,
-    base_url,
-    env,
     open_client,
     rate_limit_headers,
     transport_error,
 )
-
-if TYPE_CHECKING:
-    from research_engine.net import FetchResult, HttpClient
+from research_engine.vocabulary import AccessTier, CandidateKind
 
 SOURCE = "openalex"
 # Root-level fields a search needs; keeps list responses small (select= is documented as root-level only).
@@ -158,12 +157,12 @@ def parse_work(data: dict[str, Any]) -> Work:
     )
 
 
-def access_tier() -> str:
+def access_tier(settings: Settings) -> str:
     """OpenAlex records are open; with a key the access is the free-key tier."""
-    return "free-key" if env("OPENALEX_API_KEY") else "open"
+    return AccessTier.FREE_KEY if settings.openalex_api_key else AccessTier.OPEN
 
 
-def work_candidate(work: Work, rank: int) -> Candidate:
+def work_candidate(work: Work, rank: int, tier: str = AccessTier.OPEN) -> Candidate:
     url = f"https://doi.org/{work.doi}" if work.doi else work.id
     snippet = work.abstract or ""
     return Candidate(
@@ -172,12 +171,12 @@ def work_candidate(work: Work, rank: int) -> Candidate:
         snippet=snippet[:500],
         rank=rank,
         backend=SOURCE,
-        kind="openalex",
+        kind=CandidateKind.OPENALEX,
         published=work.publication_date,
         doi=work.doi,
         year=work.year,
         cited_by_count=work.cited_by_count,
-        access_tier=access_tier(),
+        access_tier=tier,
         source_type=work.source_type(),
         extra={
             "openalex_id": work.short_id,
@@ -192,18 +191,18 @@ def work_candidate(work: Work, rank: int) -> Candidate:
     )
 
 
-def common_params() -> dict[str, str]:
+def common_params(settings: Settings) -> dict[str, str]:
     params: dict[str, str] = {}
-    if mailto := env("RESEARCH_ENGINE_MAILTO"):
-        params["mailto"] = mailto
-    if key := env("OPENALEX_API_KEY"):
-        params["api_key"] = key
+    if settings.mailto:
+        params["mailto"] = settings.mailto
+    if settings.openalex_api_key:
+        params["api_key"] = settings.openalex_api_key
     return params
 
 
-def check_response(result: FetchResult, what: str) -> ApiResponse:
+def check_response(result: FetchResult, what: str, settings: Settings) -> ApiResponse:
     """The response as an ApiResponse when it is a 2xx JSON answer; otherwise a clear domain error."""
-    response = ApiResponse.from_fetch(result)
+    response = ApiResponse.from_fetch(result, settings.secrets)
     limits = rate_limit_headers(result.headers)
     data = {"source": SOURCE, "url": response.url, "status": result.status, "rate_limit": limits}
     if result.ok:
@@ -215,7 +214,7 @@ def check_response(result: FetchResult, what: str) -> ApiResponse:
         wait = f"; retry after {result.retry_after:.0f}s" if result.retry_after else ""
         key_hint = (
             ""
-            if env("OPENALEX_API_KEY")
+            if settings.openalex_api_key
             else "; keyless use has a tiny daily allowance: set OPENALEX_API_KEY (free)"
         )
         raise UpstreamFailed(
@@ -248,8 +247,6 @@ def check_response(result: FetchResult, what: str) -> ApiResponse:
 
 def _error_text(result: FetchResult) -> str:
     """'error: message' from a JSON error body; '' for HTML or empty bodies (the 404 is HTML)."""
-    import json
-
     try:
         body = json.loads(result.body.decode("utf-8")) if result.body else None
     except (UnicodeDecodeError, ValueError):
@@ -288,17 +285,23 @@ class WorkFetch:
         }
 
 
-def get_work(id_or_doi: str, *, select: str | None = None, client: HttpClient | None = None) -> WorkFetch:
+def get_work(
+    id_or_doi: str,
+    *,
+    select: str | None = None,
+    client: HttpClient | None = None,
+    settings: Settings,
+) -> WorkFetch:
     """One work by OpenAlex id or DOI (singletons are free of charge on OpenAlex)."""
     path = work_path(id_or_doi)
-    params = common_params()
+    params = common_params(settings)
     if select:
         params["select"] = select
-    with open_client(client) as http:
+    with open_client(client, settings) as http:
         result = http.get(
-            f"{base_url(SOURCE)}/works/{path}", params=params, accept=("json",), check_robots=False
+            f"{settings.base_url(SOURCE)}/works/{path}", params=params, accept=("json",), check_robots=False
         )
-    response = check_response(result, f"work {id_or_doi}")
+    response = check_response(result, f"work {id_or_doi}", settings)
     return WorkFetch(parse_work(_json_object(response)), response, rate_limit_headers(result.headers))
 
 
@@ -311,9 +314,10 @@ class WorkSearch:
     total_count: int | None
     rate_limit: dict[str, str]
     truncated: bool  # stopped at `limit` (or the page guard) while more results existed
+    access_tier: str = AccessTier.OPEN
 
     def candidates(self) -> list[Candidate]:
-        return [work_candidate(w, i) for i, w in enumerate(self.works, 1)]
+        return [work_candidate(w, i, self.access_tier) for i, w in enumerate(self.works, 1)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -343,6 +347,7 @@ def search_works(
     limit: int = 25,
     select: str | None = SEARCH_SELECT,
     client: HttpClient | None = None,
+    settings: Settings,
 ) -> WorkSearch:
     """Works matching `query` (the `search=` parameter) and/or `filter=`, cursor-paged up to `limit`.
 
@@ -351,8 +356,12 @@ def search_works(
     """
     if not (query and query.strip()) and not filter_ and year_from is None:
         raise BadInput("an OpenAlex search needs a query or a filter", code="empty-query", field="query")
+    if query and query.strip():
+        query = check_query(query)
     if limit < 1:
         raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
+    if year_from is not None and not 1 <= year_from <= 9999:
+        raise BadInput(f"--year-from {year_from} is not a year", code="bad-year", field="year_from")
     filter_value = build_filter(filter_, year_from)
     params: dict[str, str] = {}
     if query and query.strip():
@@ -362,7 +371,7 @@ def search_works(
     if select:
         params["select"] = select
     params["per_page"] = str(min(limit, MAX_PER_PAGE))
-    params.update(common_params())
+    params.update(common_params(settings))
 
     works: list[Work] = []
     pages: list[ApiResponse] = []
@@ -370,18 +379,18 @@ def search_works(
     limits: dict[str, str] = {}
     cursor: str | None = "*"
     truncated = False
-    with open_client(client) as http:
+    with open_client(client, settings) as http:
         while cursor is not None:
             if len(pages) >= MAX_PAGES:
                 truncated = True
                 break
             result = http.get(
-                f"{base_url(SOURCE)}/works",
+                f"{settings.base_url(SOURCE)}/works",
                 params={**params, "cursor": cursor},
                 accept=("json",),
                 check_robots=False,
             )
-            response = check_response(result, f"works search {query or filter_value!r}")
+            response = check_response(result, f"works search {query or filter_value!r}", settings)
             limits = rate_limit_headers(result.headers) or limits
             pages.append(response)
             body = _json_object(response)
@@ -399,4 +408,4 @@ def search_works(
             if len(works) >= limit:
                 truncated = cursor is not None and (total is None or total > len(works))
                 break
-    return WorkSearch(query, filter_value, works, pages, total, limits, truncated)
+    return WorkSearch(query, filter_value, works, pages, total, limits, truncated, access_tier(settings))

@@ -1,6 +1,7 @@
 """Web search: four backends behind one interface, tried in a configurable order.
 
-Backends (each "configured" only by its own variable; nothing unconfigured is ever used):
+Backends (each "configured" only by its own variable, read into `Settings`; nothing unconfigured is
+ever used):
 
 | name       | configured by                | request                                      |
 |------------|------------------------------|----------------------------------------------|
@@ -24,18 +25,17 @@ The `parse_*` functions are pure (JSON or HTML in, Candidates out).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+from research_engine import libraries
 from research_engine.errors import BadInput, NotConfigured, UpstreamFailed
-from research_engine.sources.candidate import Candidate, clean_text
-from research_engine.sources.endpoints import ApiResponse, base_url, describe, env, is_transient, open_client
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from research_engine.net import FetchResult, HttpClient
+from research_engine.net import FetchResult, HttpClient
+from research_engine.settings import Settings
+from research_engine.sources.candidate import Candidate, check_query, clean_text
+from research_engine.sources.endpoints import ApiResponse, describe, is_transient, open_client
 
 BACKENDS = ("brave", "tavily", "searxng", "duckduckgo")
 DEFAULT_ORDER = BACKENDS
@@ -266,11 +266,11 @@ def ddg_blocked(text: str, status: int | None) -> bool:
 
 def parse_duckduckgo(text: str, limit: int = MAX_LIMIT) -> tuple[list[Candidate], dict[str, Any]]:
     """Organic results of DuckDuckGo's HTML page; ads (`result--ad`, y.js links) are skipped."""
-    import lxml.html
+    lxml_html = libraries.lxml_html()
 
     if not text.strip():
         raise BackendFailed("empty", "DuckDuckGo answered with an empty page")
-    tree = lxml.html.fromstring(text)
+    tree = lxml_html.fromstring(text)
     candidates: list[Candidate] = []
     ads = 0
     for block in tree.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " result ")]'):
@@ -305,15 +305,20 @@ def parse_duckduckgo(text: str, limit: int = MAX_LIMIT) -> tuple[list[Candidate]
 # --- configuration ------------------------------------------------------------------------------------
 
 
-def is_configured(name: str) -> bool:
-    if name == "duckduckgo":
-        return env("RESEARCH_ENGINE_ALLOW_DDG") == "1"
-    return env(CONFIG_VARS[name]) is not None
+def is_configured(name: str, settings: Settings) -> bool:
+    return bool(
+        {
+            "brave": settings.brave_api_key,
+            "tavily": settings.tavily_api_key,
+            "searxng": settings.searxng_url,
+            "duckduckgo": settings.allow_ddg,
+        }[name]
+    )
 
 
-def search_order() -> list[str]:
+def search_order(settings: Settings) -> list[str]:
     """The backends to consider, in order (RESEARCH_ENGINE_SEARCH_ORDER or the default)."""
-    raw = env("RESEARCH_ENGINE_SEARCH_ORDER")
+    raw = settings.search_order
     if not raw:
         return list(DEFAULT_ORDER)
     names = [n.strip().lower() for n in raw.split(",") if n.strip()]
@@ -327,17 +332,18 @@ def search_order() -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def configured_backends() -> list[str]:
-    return [name for name in search_order() if is_configured(name)]
+def configured_backends(settings: Settings) -> list[str]:
+    return [name for name in search_order(settings) if is_configured(name, settings)]
 
 
-def status() -> dict[str, Any]:
+def status(settings: Settings) -> dict[str, Any]:
     """Which backends are configured and the order they would be tried in (no secrets)."""
     return {
-        "order": search_order(),
-        "configured": configured_backends(),
+        "order": search_order(settings),
+        "configured": configured_backends(settings),
         "backends": {
-            name: {"configured": is_configured(name), "variable": CONFIG_VARS[name]} for name in BACKENDS
+            name: {"configured": is_configured(name, settings), "variable": CONFIG_VARS[name]}
+            for name in BACKENDS
         },
     }
 
@@ -345,8 +351,9 @@ def status() -> dict[str, Any]:
 # --- requests -----------------------------------------------------------------------------------------
 
 
-def _searxng_endpoint() -> str:
-    base = (env("SEARXNG_URL") or "").rstrip("/")
+def searxng_endpoint(settings: Settings) -> str:
+    """SearXNG's search URL: `SEARXNG_URL` itself when it names `/search`, else that path under it."""
+    base = (settings.searxng_url or "").rstrip("/")
     return base if base.endswith("/search") else f"{base}/search"
 
 
@@ -387,9 +394,10 @@ def _http_failure(result: FetchResult, backend: str) -> BackendFailed:
 
 
 def _run_backend(
-    name: str, query: str, limit: int, http: HttpClient, attempt: Attempt
+    name: str, query: str, limit: int, http: HttpClient, attempt: Attempt, settings: Settings
 ) -> tuple[list[Candidate], dict[str, Any], list[ApiResponse]]:
     responses: list[ApiResponse] = []
+    secrets = settings.secrets
 
     def fetch(url: str, **kw: Any) -> ApiResponse:
         if kw.pop("post", None) is not None:
@@ -397,11 +405,11 @@ def _run_backend(
         else:
             result = http.get(url, **kw)
         attempt.status = result.status
-        attempt.requests.append({"url": ApiResponse.from_fetch(result).url, "status": result.status})
+        attempt.requests.append({"url": ApiResponse.from_fetch(result, secrets).url, "status": result.status})
         if not result.ok:
             attempt.transient = is_transient(result)
             raise _http_failure(result, name)
-        response = ApiResponse.from_fetch(result)
+        response = ApiResponse.from_fetch(result, secrets)
         responses.append(response)
         return response
 
@@ -412,7 +420,9 @@ def _run_backend(
         for page in range(1, SEARXNG_MAX_PAGES + 1):
             params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
             try:
-                response = fetch(_searxng_endpoint(), params=params, accept=("json",), check_robots=False)
+                response = fetch(
+                    searxng_endpoint(settings), params=params, accept=("json",), check_robots=False
+                )
                 page_candidates, page_info = parse_searxng(_json(response, name), limit, start_rank=1)
             except BackendFailed as failure:
                 if page == 1:
@@ -439,9 +449,9 @@ def _run_backend(
         return candidates[:limit], info, responses
     if name == "brave":
         response = fetch(
-            f"{base_url('brave')}/web/search",
+            f"{settings.base_url('brave')}/web/search",
             params={"q": query, "count": str(min(limit, 20))},
-            headers={"X-Subscription-Token": env("BRAVE_API_KEY") or "", "Accept": "application/json"},
+            headers={"X-Subscription-Token": settings.brave_api_key or "", "Accept": "application/json"},
             accept=("json",),
             check_robots=False,
         )
@@ -450,16 +460,16 @@ def _run_backend(
     if name == "tavily":
         payload = {"query": query, "max_results": min(limit, 20), "search_depth": "basic", "topic": "general"}
         response = fetch(
-            f"{base_url('tavily')}/search",
+            f"{settings.base_url('tavily')}/search",
             post=True,
             payload=payload,
-            headers={"Authorization": f"Bearer {env('TAVILY_API_KEY') or ''}"},
+            headers={"Authorization": f"Bearer {settings.tavily_api_key or ''}"},
         )
         candidates, info = parse_tavily(_json(response, name), limit)
         return candidates, info, responses
     if name == "duckduckgo":
         # Not a documented API: robots.txt is honoured like any crawl (the default of net.get).
-        response = fetch(base_url("duckduckgo"), params={"q": query}, accept=("html",))
+        response = fetch(settings.base_url("duckduckgo"), params={"q": query}, accept=("html",))
         text = response.body.decode("utf-8", errors="replace")
         if ddg_blocked(text, response.status):
             raise BackendFailed(
@@ -471,12 +481,15 @@ def _run_backend(
 
 
 def search(
-    query: str, *, backend: str | None = None, limit: int = 10, client: HttpClient | None = None
+    query: str,
+    *,
+    backend: str | None = None,
+    limit: int = 10,
+    client: HttpClient | None = None,
+    settings: Settings,
 ) -> SearchOutcome:
     """Ranked Candidates for `query` from the first configured backend that answers."""
-    query = (query or "").strip()
-    if not query:
-        raise BadInput("the search query is empty", code="empty-query", field="query")
+    query = check_query(query)
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"--limit must be between 1 and {MAX_LIMIT}", code="bad-limit", field="limit")
     if backend is not None:
@@ -487,7 +500,7 @@ def search(
                 code="unknown-backend",
                 field="backend",
             )
-        if not is_configured(backend):
+        if not is_configured(backend, settings):
             raise NotConfigured(
                 f"search backend {backend} is not configured: set {CONFIG_VARS[backend]}"
                 + ("=1" if backend == "duckduckgo" else ""),
@@ -496,18 +509,18 @@ def search(
             )
         names = [backend]
     else:
-        names = configured_backends()
+        names = configured_backends(settings)
         if not names:
             raise NotConfigured(
                 f"no web search backend is configured: {HOW_TO_CONFIGURE}", code="search-not-configured"
             )
     chain: list[Attempt] = []
-    with open_client(client) as http:
+    with open_client(client, settings) as http:
         for name in names:
             attempt = Attempt(backend=name, outcome="failed")
             chain.append(attempt)
             try:
-                candidates, info, responses = _run_backend(name, query, limit, http, attempt)
+                candidates, info, responses = _run_backend(name, query, limit, http, attempt, settings)
             except BackendFailed as failure:
                 attempt.error = failure.code
                 attempt.detail = failure.detail

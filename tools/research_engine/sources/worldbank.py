@@ -17,20 +17,21 @@ Never records anything into a run (see `sources.record`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
+from research_engine import bounded
 from research_engine.errors import BadInput, ResearchEngineError, UpstreamFailed
-from research_engine.sources.candidate import Candidate
-from research_engine.sources.endpoints import ApiResponse, base_url, open_client, transport_error
-
-if TYPE_CHECKING:
-    from research_engine.net import FetchResult, HttpClient
+from research_engine.net import FetchResult, HttpClient
+from research_engine.settings import Settings
+from research_engine.sources.candidate import Candidate, check_query
+from research_engine.sources.endpoints import ApiResponse, open_client, transport_error
+from research_engine.trace import atomic_write_text, iso
+from research_engine.vocabulary import AccessTier, CandidateKind, SourceType
 
 SOURCE = "worldbank"
 PER_PAGE = 1000  # one page holds any single-country annual series (wbdata uses the same)
@@ -96,13 +97,14 @@ def split_envelope(body: Any, what: str) -> tuple[dict[str, Any], list[dict[str,
     return meta, [r for r in rows if isinstance(r, dict)]
 
 
-def check_response(result: FetchResult, what: str) -> ApiResponse:
+def check_response(result: FetchResult, what: str, settings: Settings) -> ApiResponse:
     """A 2xx answer as an ApiResponse; HTTP errors (including the 400 HTML page) as domain errors."""
+    secrets = settings.secrets
     if result.ok:
-        return ApiResponse.from_fetch(result)
+        return ApiResponse.from_fetch(result, secrets)
     if result.status is None:
         raise transport_error(result, SOURCE)
-    data = {"source": SOURCE, "url": ApiResponse.from_fetch(result).url, "status": result.status}
+    data = {"source": SOURCE, "url": ApiResponse.from_fetch(result, secrets).url, "status": result.status}
     kind = "an HTML error page" if (result.content_type or "").endswith("html") else "an error"
     if 400 <= result.status < 500 and result.status != 429:
         raise BadInput(
@@ -126,7 +128,7 @@ def _body(response: ApiResponse, what: str) -> Any:
 
 
 def fetch_pages(
-    path: str, params: dict[str, str], what: str, client: HttpClient
+    path: str, params: dict[str, str], what: str, client: HttpClient, settings: Settings
 ) -> tuple[list[ApiResponse], dict[str, Any], list[dict[str, Any]]]:
     """Every page of a `[metadata, rows]` listing: (responses, first page's metadata, all rows)."""
     responses: list[ApiResponse] = []
@@ -135,12 +137,12 @@ def fetch_pages(
     page = 1
     while True:
         result = client.get(
-            f"{base_url(SOURCE)}{path}",
+            f"{settings.base_url(SOURCE)}{path}",
             params={**params, "page": str(page)},
             accept=("json",),
             check_robots=False,
         )
-        response = check_response(result, what)
+        response = check_response(result, what, settings)
         meta, page_rows = split_envelope(_body(response, what), what)
         responses.append(response)
         rows.extend(page_rows)
@@ -289,7 +291,7 @@ def parse_countries(countries: str | list[str]) -> list[str]:
 
 def check_indicator(code: str) -> str:
     code = (code or "").strip()
-    if not code or not _INDICATOR_RE.match(code):
+    if not code or len(code) > 64 or not _INDICATOR_RE.match(code):
         raise BadInput(f"{code!r} is not an indicator code (such as NY.GDP.MKTP.CD)", code="bad-indicator")
     return code
 
@@ -301,6 +303,7 @@ def fetch_series(
     date: str | None = None,
     mrv: int | None = None,
     client: HttpClient | None = None,
+    settings: Settings,
 ) -> SeriesFetch:
     """The series of `indicator` for each country (`JPN;USA`), following every page."""
     codes = parse_countries(countries)
@@ -324,8 +327,8 @@ def fetch_series(
     joined = ";".join(c.upper() if c.lower() != "all" else "all" for c in codes)
     path = f"/country/{quote(joined, safe=';')}/indicator/{quote(indicator, safe='.;')}"
     what = f"{indicator} for {joined}"
-    with open_client(client) as http:
-        pages, meta, rows = fetch_pages(path, params, what, http)
+    with open_client(client, settings) as http:
+        pages, meta, rows = fetch_pages(path, params, what, http, settings)
     return SeriesFetch(codes, indicator, span, group_series(rows, codes, indicator, span), pages, meta)
 
 
@@ -345,8 +348,9 @@ class Indicator:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def url(self) -> str:
-        return f"{base_url(SOURCE)}/indicator/{quote(self.id, safe='.')}?format=json"
+    def url(self, base: str) -> str:
+        """The indicator's metadata request under the API base `base` (`Settings.base_url`)."""
+        return f"{base}/indicator/{quote(self.id, safe='.')}?format=json"
 
 
 def parse_indicator(row: dict[str, Any]) -> Indicator:
@@ -370,48 +374,47 @@ class IndicatorFetch:
         return {"indicator": self.indicator.to_dict(), "request": self.response.to_dict()}
 
 
-def indicator_metadata(code: str, *, client: HttpClient | None = None) -> IndicatorFetch:
+def indicator_metadata(code: str, *, client: HttpClient | None = None, settings: Settings) -> IndicatorFetch:
     code = check_indicator(code)
     what = f"indicator {code}"
-    with open_client(client) as http:
+    with open_client(client, settings) as http:
         result = http.get(
-            f"{base_url(SOURCE)}/indicator/{quote(code, safe='.')}",
+            f"{settings.base_url(SOURCE)}/indicator/{quote(code, safe='.')}",
             params={"format": "json"},
             accept=("json",),
             check_robots=False,
         )
-    response = check_response(result, what)
+    response = check_response(result, what, settings)
     _, rows = split_envelope(_body(response, what), what)
     if not rows:
         raise BadInput(f"World Bank has no indicator {code}", code="not-found")
     return IndicatorFetch(parse_indicator(rows[0]), response)
 
 
-def cache_root() -> Path:
-    configured = os.environ.get("RESEARCH_ENGINE_CACHE_DIR", "").strip()
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "research-engine"
+def catalogue_path(settings: Settings) -> Path:
+    return settings.cache_root / "worldbank" / "indicators.json"
 
 
-def catalogue_path() -> Path:
-    return cache_root() / "worldbank" / "indicators.json"
-
-
-def load_catalogue(*, refresh: bool = False, client: HttpClient | None = None) -> dict[str, Any]:
+def load_catalogue(
+    *, refresh: bool = False, client: HttpClient | None = None, settings: Settings
+) -> dict[str, Any]:
     """The indicator catalogue, from the cache when fresh, else fetched (every page) and cached."""
-    from research_engine.trace import atomic_write_text, iso
-
-    path = catalogue_path()
+    path = catalogue_path(settings)
     if not refresh and path.is_file():
         try:
-            cached = json.loads(path.read_text(encoding="utf-8"))
+            cached = bounded.load_json(bounded.read_bytes(path), "indicator catalogue cache")
             if time.time() - float(cached.get("fetched_epoch", 0)) < CATALOGUE_TTL_SECONDS:
                 cached["from_cache"] = True
-                return cached
-        except (OSError, ValueError):
+                return dict(cached)
+        except (BadInput, OSError, ValueError, AttributeError, TypeError):
             pass  # a damaged cache is simply refetched
-    with open_client(client) as http:
+    with open_client(client, settings) as http:
         pages, meta, rows = fetch_pages(
-            "/indicator", {"format": "json", "per_page": str(CATALOGUE_PER_PAGE)}, "the indicator list", http
+            "/indicator",
+            {"format": "json", "per_page": str(CATALOGUE_PER_PAGE)},
+            "the indicator list",
+            http,
+            settings,
         )
     catalogue = {
         "fetched_at": iso(),
@@ -431,6 +434,8 @@ def match_indicators(indicators: list[dict[str, Any]], keywords: str, limit: int
     words = [w for w in re.findall(r"[\w$%.]+", keywords.lower()) if w]
     if not words:
         raise BadInput("name at least one keyword", code="empty-query", field="keywords")
+    if limit < 1:
+        raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
     scored: list[tuple[int, int, str, dict[str, Any]]] = []
     for row in indicators:
         name = str(row.get("name") or "").lower()
@@ -457,16 +462,16 @@ def _indicator_from_row(row: dict[str, Any]) -> Indicator:
     return Indicator(**fields)
 
 
-def indicator_candidate(indicator: Indicator, rank: int) -> Candidate:
+def indicator_candidate(indicator: Indicator, rank: int, base: str) -> Candidate:
     return Candidate(
         title=indicator.name,
-        url=indicator.url(),
+        url=indicator.url(base),
         snippet=(indicator.source_note or "")[:500],
         rank=rank,
         backend=SOURCE,
-        kind="worldbank",
-        access_tier="open",
-        source_type="data",
+        kind=CandidateKind.WORLDBANK,
+        access_tier=AccessTier.OPEN,
+        source_type=SourceType.DATA,
         extra={
             "indicator": indicator.id,
             "source": indicator.source,
@@ -483,9 +488,11 @@ class IndicatorSearch:
     catalogue_size: int
     from_cache: bool
     fetched_at: str | None
+    base_url: str
+    catalogue_path: Path
 
     def candidates(self) -> list[Candidate]:
-        return [indicator_candidate(ind, i) for i, ind in enumerate(self.matches, 1)]
+        return [indicator_candidate(ind, i, self.base_url) for i, ind in enumerate(self.matches, 1)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -494,17 +501,25 @@ class IndicatorSearch:
             "catalogue_size": self.catalogue_size,
             "catalogue_from_cache": self.from_cache,
             "catalogue_fetched_at": self.fetched_at,
-            "catalogue_path": str(catalogue_path()),
+            "catalogue_path": str(self.catalogue_path),
         }
 
 
 def search_indicators(
-    keywords: str, *, limit: int = 20, refresh: bool = False, client: HttpClient | None = None
+    keywords: str,
+    *,
+    limit: int = 20,
+    refresh: bool = False,
+    client: HttpClient | None = None,
+    settings: Settings,
 ) -> IndicatorSearch:
     """Indicators matching `keywords`, searched locally in the cached catalogue."""
     if not keywords or not keywords.strip():
         raise BadInput("name at least one keyword", code="empty-query", field="keywords")
-    catalogue = load_catalogue(refresh=refresh, client=client)
+    keywords = check_query(keywords, "the keyword list")
+    if limit < 1:
+        raise BadInput("--limit must be at least 1", code="bad-limit", field="limit")
+    catalogue = load_catalogue(refresh=refresh, client=client, settings=settings)
     indicators = catalogue.get("indicators") or []
     return IndicatorSearch(
         keywords=keywords,
@@ -512,4 +527,6 @@ def search_indicators(
         catalogue_size=len(indicators),
         from_cache=bool(catalogue.get("from_cache")),
         fetched_at=catalogue.get("fetched_at"),
+        base_url=settings.base_url(SOURCE),
+        catalogue_path=catalogue_path(settings),
     )

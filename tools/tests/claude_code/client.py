@@ -66,9 +66,20 @@ def install() -> Path:
             raise ClientUnavailable("npm is not installed")
         try:
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-save",
-                 "--loglevel=error", f"{PACKAGE}@{CLIENT_VERSION}"],
-                capture_output=True, text=True, timeout=900,
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                    f"{PACKAGE}@{CLIENT_VERSION}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
         except subprocess.TimeoutExpired as exc:
             raise ClientUnavailable(f"npm install timed out: {exc}") from exc
@@ -76,7 +87,9 @@ def install() -> Path:
             raise ClientUnavailable(f"npm install {PACKAGE}@{CLIENT_VERSION} failed: {done.stderr[-2000:]}")
         found = _find_binary(prefix)
         if not found:
-            raise ClientUnavailable(f"npm installed {PACKAGE}@{CLIENT_VERSION} but no binary reports that version")
+            raise ClientUnavailable(
+                f"npm installed {PACKAGE}@{CLIENT_VERSION} but no binary reports that version"
+            )
         return found
 
 
@@ -93,10 +106,14 @@ class Result:
             line = line.strip()
             if line.startswith("{"):
                 return json.loads(line)
-        raise AssertionError(f"no JSON result on stdout: {self.stdout[-2000:]!r} stderr: {self.stderr[-2000:]!r}")
+        raise AssertionError(
+            f"no JSON result on stdout: {self.stdout[-2000:]!r} stderr: {self.stderr[-2000:]!r}"
+        )
 
 
-def client_env(home: Path, base_url: str, path_dirs: list[Path] | None = None, **extra: str) -> dict[str, str]:
+def client_env(
+    home: Path, base_url: str, path_dirs: list[Path] | None = None, **extra: str
+) -> dict[str, str]:
     """A clean environment: nothing from the caller's except PATH and the locale."""
     path = os.pathsep.join([*(str(p) for p in path_dirs or []), os.environ.get("PATH", "/usr/bin:/bin")])
     env = {
@@ -118,7 +135,12 @@ def client_env(home: Path, base_url: str, path_dirs: list[Path] | None = None, *
 
 def run(binary: Path, args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 180) -> Result:
     done = subprocess.run(
-        [str(binary), *args], cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout,
+        [str(binary), *args],
+        cwd=str(cwd),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
     return Result(done.returncode, done.stdout, done.stderr)

@@ -22,7 +22,9 @@ def claude_binary():
         return client.install()
     except client.ClientUnavailable as exc:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Claude Code conformance suite, but the client is unavailable: {exc}")
+            pytest.fail(
+                f"CI must run the Claude Code conformance suite, but the client is unavailable: {exc}"
+            )
         pytest.skip(f"Claude Code {client.CLIENT_VERSION} is unavailable here: {exc}")
 
 

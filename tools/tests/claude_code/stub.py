@@ -216,7 +216,8 @@ class MessagesStub:
 
     def last(self, role: str) -> Exchange:
         found = self.by_role(role)
-        assert found, f"the client never spoke as {role!r}; roles seen: {sorted({e.role for e in self.exchanges if e.role})}"
+        roles = sorted({e.role for e in self.exchanges if e.role})
+        assert found, f"the client never spoke as {role!r}; roles seen: {roles}"
         return found[-1]
 
     def calls(self, role: str) -> list[ToolCall]:
@@ -305,7 +306,10 @@ class MessagesStub:
                         start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
                         delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
                     events += [
-                        ("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
+                        (
+                            "content_block_start",
+                            {"type": "content_block_start", "index": i, "content_block": start},
+                        ),
                         ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
                         ("content_block_stop", {"type": "content_block_stop", "index": i}),
                     ]

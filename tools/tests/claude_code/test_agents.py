@@ -18,7 +18,9 @@ NEVER = {"WebFetch", "WebSearch", "Write", "Edit", "NotebookEdit", "Agent"}
 def declared_tools(agent: str) -> set[str]:
     import frontmatter
 
-    meta = frontmatter.loads((ROOT / ".claude" / "agents" / f"{agent}.md").read_text(encoding="utf-8")).metadata
+    meta = frontmatter.loads(
+        (ROOT / ".claude" / "agents" / f"{agent}.md").read_text(encoding="utf-8")
+    ).metadata
     tools = meta["tools"]
     return {t.strip() for t in tools.split(",")} if isinstance(tools, str) else set(tools)
 
@@ -40,7 +42,17 @@ def test_an_agent_is_offered_exactly_the_tools_it_declares(ws, agent):
     script = Script().add(
         "main",
         main_session("AGENT-TOOLS"),
-        [[tool("Agent", subagent_type=ws.name(agent), description="check tools", prompt=task, run_in_background=False)]],
+        [
+            [
+                tool(
+                    "Agent",
+                    subagent_type=ws.name(agent),
+                    description="check tools",
+                    prompt=task,
+                    run_in_background=False,
+                )
+            ]
+        ],
     )
     script.add("agent", subagent(task), [[text("done")]])
     stub, result = ws.run(script, "AGENT-TOOLS")
@@ -91,11 +103,21 @@ def claim_run(ws, monkeypatch, brief_file, httpserver):
 
 def test_the_verify_leaf_runs_as_the_verifier_and_the_run_records_it(ws, claim_run):
     run = str(claim_run.root)
-    script = Script().add("main", main_session("VERIFY-LEAF"), [[tool("Skill", skill=ws.name("research-verify"), args=run)]])
+    script = Script().add(
+        "main", main_session("VERIFY-LEAF"), [[tool("Skill", skill=ws.name("research-verify"), args=run)]]
+    )
     script.add(
         "verifier",
         subagent(f"`{run}`"),
-        [[tool("Bash", command=f"research-engine verify prepare --run {run} --agent {ws.name('research-verifier')} --json")]],
+        [
+            [
+                tool(
+                    "Bash",
+                    command=f"research-engine verify prepare --run {run} "
+                    f"--agent {ws.name('research-verifier')} --json",
+                )
+            ]
+        ],
     )
     stub, result = ws.run(script, "VERIFY-LEAF")
     assert result.returncode == 0, result.stderr
@@ -120,7 +142,11 @@ def test_the_verify_stage_is_refused_outside_the_verifier(ws, claim_run):
         ],
     )
     script.add("searcher", subagent("SEARCHER"), [[tool("Bash", command=prepare)]])
-    script.add("verifier", subagent("VERIFIER"), [[tool("Bash", command=f"research-engine verify prepare --run {run} --json")]])
+    script.add(
+        "verifier",
+        subagent("VERIFIER"),
+        [[tool("Bash", command=f"research-engine verify prepare --run {run} --json")]],
+    )
     stub, result = ws.run(script, "VERIFY-ELSEWHERE")
     assert result.returncode == 0, result.stderr
     main_call = stub.calls("main")[0]
@@ -136,7 +162,9 @@ def test_a_verify_leaf_that_misses_the_verifier_is_refused_not_silently_run(plug
     """Today's failure mode, rebuilt: a plugin whose verify leaf names the verifier by its project name. The
     client silently forks a general-purpose agent with every tool; the guard refuses its verify commands."""
     repo = plugin_ws.repo
-    shutil.copy(repo / ".claude/skills/research-verify/SKILL.md", repo / "plugin/skills/research-verify/SKILL.md")
+    shutil.copy(
+        repo / ".claude/skills/research-verify/SKILL.md", repo / "plugin/skills/research-verify/SKILL.md"
+    )
     run = str(tmp_path / "some-run")
     script = Script().add(
         "main", main_session("FALLBACK"), [[tool("Skill", skill="research-engine:research-verify", args=run)]]
@@ -144,7 +172,14 @@ def test_a_verify_leaf_that_misses_the_verifier_is_refused_not_silently_run(plug
     script.add(
         "fallback",
         subagent(f"`{run}`"),
-        [[tool("Bash", command=f"research-engine verify prepare --run {run} --agent research-verifier --json")]],
+        [
+            [
+                tool(
+                    "Bash",
+                    command=f"research-engine verify prepare --run {run} --agent research-verifier --json",
+                )
+            ]
+        ],
     )
     stub, result = plugin_ws.run(script, "FALLBACK")
     assert result.returncode == 0, result.stderr

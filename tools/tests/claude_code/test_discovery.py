@@ -23,7 +23,9 @@ def test_every_skill_and_agent_is_offered_under_its_install_name(ws):
     skills = listed(first.system, "The following skills are available for use with the Skill tool:")
     agents = listed(first.system, "Available agent types for the Agent tool:")
     ours = {n for n in skills if "research" in n}
-    assert ours == {ws.name(s) for s in SKILLS}, "exactly the bundle's skills, each once, under this mode's names"
+    assert ours == {ws.name(s) for s in SKILLS}, (
+        "exactly the bundle's skills, each once, under this mode's names"
+    )
     assert {n for n in agents if "research" in n} == {ws.name(a) for a in AGENTS}
     assert {"Skill", "Agent", "Bash", "Read"} <= set(first.tools)
 

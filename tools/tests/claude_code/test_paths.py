@@ -43,7 +43,9 @@ def test_every_path_a_skill_names_is_absolute_and_readable(ws, skill):
         )
         prompt, role = f"{ws.slash()} PATHS-COMPOSER", "main"
     else:
-        script = Script().add("main", main_session("PATHS-LEAF"), [[tool("Skill", skill=name, args=f"{marker} all")]])
+        script = Script().add(
+            "main", main_session("PATHS-LEAF"), [[tool("Skill", skill=name, args=f"{marker} all")]]
+        )
         script.add("leaf", subagent(marker), [lambda ex: read_every_path(ex, name, found)])
         prompt, role = "PATHS-LEAF", "leaf"
     stub, result = ws.run(script, prompt)
@@ -67,7 +69,17 @@ def test_an_agent_prompt_names_no_file_its_subagent_cannot_resolve(ws, agent):
     script = Script().add(
         "main",
         main_session("AGENT-PROMPT"),
-        [[tool("Agent", subagent_type=ws.name(agent), description="prompt", prompt=task, run_in_background=False)]],
+        [
+            [
+                tool(
+                    "Agent",
+                    subagent_type=ws.name(agent),
+                    description="prompt",
+                    prompt=task,
+                    run_in_background=False,
+                )
+            ]
+        ],
     )
     script.add("agent", subagent(task), [[text("done")]])
     stub, result = ws.run(script, "AGENT-PROMPT")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from claude_code.stub import Script, main_session, subagent, text, tool
 
 COMPLETE_BRIEF = "---\nobjective: How do tides work?\ndeliverable: a memo\noutput_path: {out}\n---\n"
-# How the pinned client words a call it did not run (a permission it lacks, a hook's denial, a tool it does not
-# offer in this context, a shell construct it will not approve).
+# How the pinned client words a call it did not run (a permission it lacks, a hook's denial, a tool it does
+# not offer in this context, a shell construct it will not approve).
 REFUSAL_WORDS = (
     "approval",
     "haven't granted",
@@ -57,7 +57,9 @@ def test_the_toolkit_runs_with_its_input_on_stdin_and_nothing_else_runs(ws, tmp_
 def test_the_client_itself_allows_read_only_commands_in_the_working_directory(ws):
     """Not a grant of ours: Claude Code runs read-only commands (ls, cat) inside the working directory
     without any rule. The docs say so; this pins it for the pinned client."""
-    script = Script().add("main", main_session("READ-ONLY"), [[tool("Bash", command="ls")], [tool("Bash", command="ls /")]])
+    script = Script().add(
+        "main", main_session("READ-ONLY"), [[tool("Bash", command="ls")], [tool("Bash", command="ls /")]]
+    )
     stub, result = ws.run(script, "READ-ONLY")
     inside, outside = stub.calls("main")
     assert not inside.is_error, inside.result
@@ -69,7 +71,12 @@ def test_no_file_is_written_by_the_model_inside_or_outside_the_run(ws, tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (ws.cwd / "runs").mkdir(exist_ok=True)
-    targets = [ws.cwd / "runs" / "inside-runs.md", ws.cwd / "in-cwd.md", ws.cwd.parent / "outside.txt", elsewhere / "x.md"]
+    targets = [
+        ws.cwd / "runs" / "inside-runs.md",
+        ws.cwd / "in-cwd.md",
+        ws.cwd.parent / "outside.txt",
+        elsewhere / "x.md",
+    ]
     writes = [[tool("Write", file_path=str(p), content="x")] for p in targets]
     existing = ws.cwd / "existing.md"
     existing.write_text("old\n")
@@ -83,7 +90,9 @@ def test_no_file_is_written_by_the_model_inside_or_outside_the_run(ws, tmp_path)
             [tool("Skill", skill=ws.name("research-select"), args=f"{ws.cwd}/runs/r all FORK-WRITES")],
         ],
     )
-    script.add("fork", subagent("FORK-WRITES"), [[tool("Write", file_path=str(p), content="x")] for p in targets])
+    script.add(
+        "fork", subagent("FORK-WRITES"), [[tool("Write", file_path=str(p), content="x")] for p in targets]
+    )
     stub, result = ws.run(script, f"{ws.slash()} How do tides work?")
     assert result.returncode == 0, result.stderr
     calls = [c for c in stub.calls("main") if c.name in ("Write", "Edit")] + stub.calls("fork")
@@ -107,7 +116,11 @@ def test_webfetch_and_websearch_never_fetch_even_when_the_invocation_allows_them
             [tool("Skill", skill=ws.name("research-decompose"), args="/tmp/FORK-WEB")],
         ],
     )
-    script.add("fork", subagent("FORK-WEB"), [[tool("WebFetch", url=url, prompt="summarise")], [tool("WebSearch", query="x")]])
+    script.add(
+        "fork",
+        subagent("FORK-WEB"),
+        [[tool("WebFetch", url=url, prompt="summarise")], [tool("WebSearch", query="x")]],
+    )
     stub, result = ws.run(script, "WEB", "--allowedTools", "WebFetch", "WebSearch")
     assert result.returncode == 0, result.stderr
     web = [c for c in stub.calls("main") + stub.calls("fork") if c.name in ("WebFetch", "WebSearch")]
@@ -118,10 +131,19 @@ def test_webfetch_and_websearch_never_fetch_even_when_the_invocation_allows_them
 
 
 def test_the_documented_invocation_allows_every_leaf_skill(ws):
-    leaves = ["research-decompose", "research-select", "research-retrieve", "research-consolidate",
-              "research-verify", "research-control", "research-synthesize"]
+    leaves = [
+        "research-decompose",
+        "research-select",
+        "research-retrieve",
+        "research-consolidate",
+        "research-verify",
+        "research-control",
+        "research-synthesize",
+    ]
     script = Script().add(
-        "main", main_session("LEAVES"), [[tool("Skill", skill=ws.name(leaf), args=f"/tmp/LEAF-{leaf}")] for leaf in leaves]
+        "main",
+        main_session("LEAVES"),
+        [[tool("Skill", skill=ws.name(leaf), args=f"/tmp/LEAF-{leaf}")] for leaf in leaves],
     )
     for leaf in leaves:
         script.add(leaf, subagent(f"/tmp/LEAF-{leaf}"), [[text(f"{leaf} done")]])
@@ -140,12 +162,18 @@ def test_without_flags_the_composer_grants_its_own_calls_for_its_turn_only(ws):
     outside = Script().add(
         "main",
         main_session("NO-FLAGS"),
-        [[tool("Bash", command="research-engine --version")], [tool("Skill", skill=ws.name("research-decompose"), args="/tmp/x")]],
+        [
+            [tool("Bash", command="research-engine --version")],
+            [tool("Skill", skill=ws.name("research-decompose"), args="/tmp/x")],
+        ],
     )
     stub, result = ws.run(outside, "NO-FLAGS", documented=False)
     assert all(refused(c) for c in stub.calls("main")), [c.result for c in stub.calls("main")]
     if ws.mode == "project":
-        assert "permissions.allow entries from .claude/settings.json: this workspace has not been trusted" in result.stderr
+        assert (
+            "permissions.allow entries from .claude/settings.json: this workspace has not been trusted"
+            in result.stderr
+        )
 
     inside = Script().add(
         "main",

@@ -128,7 +128,9 @@ class Workspace:
 
     def claude(self, *argv: str, timeout: float = 120) -> client.Result:
         """A `claude` subcommand (plugin validate, plugin marketplace ...), with no API traffic at all."""
-        return client.run(self.binary, list(argv), cwd=self.cwd, env=self.env("http://127.0.0.1:9"), timeout=timeout)
+        return client.run(
+            self.binary, list(argv), cwd=self.cwd, env=self.env("http://127.0.0.1:9"), timeout=timeout
+        )
 
 
 def make_workspace(mode: str, binary: Path, tmp: Path) -> Workspace:

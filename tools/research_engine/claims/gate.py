@@ -1,0 +1,173 @@
+"""The grounding gate at entry (`claims add`): a claim is recorded only if its evidence holds.
+
+A cited source must exist in the run and have stored text; each quote must be
+found in its source's stored text (exactly, or after `grounding.normalize`);
+every number in the claim must appear in its quotes. A failure raises
+`CheckFailed` (exit 1) naming every offending id, with the closest passage when
+a quote is not found; malformed input is `BadInput` (exit 2). The gate reads
+only the cited sources, never the ledger, so it costs the same however many
+claims the run holds. It never judges whether a claim is true: that is the
+verifier's job, against its own fresh copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from research_engine import grounding, ids, retrieve
+from research_engine.errors import BadInput, CheckFailed, Problem
+from research_engine.trace import Run
+
+MIN_QUOTE_CHARS = 4  # after normalization; shorter strings are found anywhere and carry nothing
+
+
+@dataclass
+class SourceText:
+    """A source's stored text (its passages joined by blank lines) and where each passage starts."""
+
+    text: str
+    starts: list[tuple[int, str]]  # (offset in text, passage id)
+
+    def passage_at(self, offset: int | None) -> str | None:
+        if offset is None:
+            return None
+        found = None
+        for start, pid in self.starts:
+            if start > offset:
+                break
+            found = pid
+        return found
+
+
+def source_text(run: Run, ref: str) -> SourceText:
+    _, passages = retrieve.load_source(run, ref)
+    starts, offset = [], 0
+    for p in passages:
+        starts.append((offset, p.id))
+        offset += len(p.text) + 2  # joined by a blank line, as retrieve.stored_text does
+    return SourceText("\n\n".join(p.text for p in passages), starts)
+
+
+def check_claim(run: Run, text: str, sources: list[str], quotes: list[str]) -> list[dict[str, Any]]:
+    """Run the grounding gate; return the evidence entries, or raise CheckFailed naming every problem."""
+    text = " ".join((text or "").split())
+    if not text:
+        raise BadInput("a claim needs its text", code="empty-claim", field="text")
+    if not sources:
+        raise CheckFailed(
+            "a claim must cite at least one source (--source SQ-NN/SRC-NN): un-cited claims are refused",
+            code="uncited-claim",
+            field="source",
+        )
+    if not quotes:
+        raise CheckFailed(
+            "a claim must carry the verbatim quote that supports it (--quote)",
+            code="missing-quote",
+            field="quote",
+        )
+    for ref in sources:
+        ids.parse_source_ref(ref)  # malformed references are bad input (exit 2)
+    if len(set(sources)) != len(sources):
+        raise BadInput(
+            "the same source is cited twice; cite each source once", code="duplicate-source", field="source"
+        )
+    if len(quotes) == len(sources):
+        pairs = list(zip(sources, quotes, strict=True))
+    elif len(quotes) == 1:
+        pairs = [(ref, quotes[0]) for ref in sources]  # one quote must then be found in every source
+    else:
+        raise BadInput(
+            f"{len(sources)} sources and {len(quotes)} quotes: give one --quote per --source, "
+            "in the same order, or one quote found in every source",
+            code="quote-source-mismatch",
+            field="quote",
+        )
+    for quote in quotes:
+        if len(grounding.normalize(quote)) < MIN_QUOTE_CHARS:
+            raise BadInput(
+                f"quote {quote!r} is too short to carry a claim", code="short-quote", field="quote"
+            )
+
+    problems: list[Problem] = []
+    texts: dict[str, SourceText] = {}
+    missing = [ref for ref in sources if not run.path("source", **source_keys(ref)).is_file()]
+    if missing:
+        problems.append(
+            Problem(
+                "unknown-source", f"cited source(s) not in this run: {', '.join(missing)}", field="source"
+            )
+        )
+    for ref in sources:
+        if ref in missing:
+            continue
+        loaded = source_text(run, ref)
+        if not loaded.text.strip():
+            problems.append(
+                Problem(
+                    "no-stored-text", f"source {ref} has no stored text to ground a claim in", field="source"
+                )
+            )
+        else:
+            texts[ref] = loaded
+    if problems:
+        raise CheckFailed(
+            "grounding gate: " + "; ".join(p.message for p in problems),
+            code="grounding-gate",
+            problems=problems,
+            data={"offending_sources": missing + [r for r in sources if r not in missing and r not in texts]},
+        )
+
+    evidence: list[dict[str, Any]] = []
+    not_found: list[dict[str, Any]] = []
+    for ref, quote in pairs:
+        match = grounding.find_quote(quote, texts[ref].text)
+        if not match.found:
+            passage = texts[ref].passage_at(match.start)
+            not_found.append(
+                {
+                    "source": ref,
+                    "quote": quote,
+                    "closest": match.closest,
+                    "passage": passage,
+                    "score": match.score,
+                }
+            )
+            shown = (
+                f" closest passage [{passage}] (similarity {match.score:.2f}): {match.closest!r}"
+                if match.closest
+                else " (nothing similar)"
+            )
+            problems.append(Problem("quote-not-found", f"quote not found in {ref}:{shown}", field="quote"))
+            continue
+        evidence.append(
+            {
+                "source": ref,
+                "quote": quote,
+                "match": match.match,
+                "score": float(match.score),
+                "passage": texts[ref].passage_at(match.start),
+            }
+        )
+    ok, missing_numbers = grounding.numbers_supported(text, "\n".join(dict.fromkeys(quotes)))
+    if not ok:
+        problems.append(
+            Problem(
+                "number-not-in-quote",
+                f"number(s) in the claim not found in its quote(s): {', '.join(missing_numbers)}",
+                field="text",
+            )
+        )
+    if problems:
+        raise CheckFailed(
+            "grounding gate: " + "; ".join(p.message for p in problems),
+            code="grounding-gate",
+            problems=problems,
+            data={"not_found": not_found, "missing_numbers": missing_numbers},
+        )
+    return evidence
+
+
+def source_keys(ref: str) -> dict[str, str]:
+    sq, src = ref.split("/")
+    return {"sq": sq, "src": src}

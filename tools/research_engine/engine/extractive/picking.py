@@ -1,0 +1,178 @@
+"""Claim picking: which verbatim source sentences become a sub-question's claims, chosen by BM25.
+
+Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, IDF over
+the sentence pool), `sentence_candidates` (the quotable sentences of the fetched
+passages: fragments, code, navigation and headings filtered out) and `sentence_claims`:
+a sentence must carry a focus term of the sub-question (and the angle's cue words for
+the time and counter angles); at most `max_claims` strong ones, `per_source_cap` per
+source; the same sentence in another source corroborates the claim instead of repeating
+it. Every sentence of the sub-question's own sources is a candidate: a sentence that
+another sub-question's wording fits better is still this one's when it is found here
+(an earlier rule gave it to the better-fitting sub-question, which often never fetched
+the page, so the answer was claimed nowhere); the engine states a finding once per run.
+
+BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no
+dependency, and this way the tokenizer, stop words and tie-breaking (deterministic, by
+source and position) are ours. Pure; every claim is a substring of a source.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from research_engine.engine.extractive.targets import plan_targets
+from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
+from research_engine.engine.models import ClaimDraft, SourceText
+from research_engine.vocabulary import Confidence
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
+KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's best sentence
+DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
+DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
+CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
+LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
+
+
+@dataclass
+class SentenceCandidate:
+    text: str
+    ref: str
+    source_index: int
+    position: int  # passage order then sentence order inside the source
+    terms: list[str]
+
+
+def idf_table(documents: list[list[str]]) -> dict[str, float]:
+    """BM25's IDF of every term of the pool (log(1 + (N - df + 0.5) / (df + 0.5)), never negative)."""
+    n = len(documents)
+    df: Counter[str] = Counter()
+    for doc in documents:
+        df.update(set(doc))
+    return {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+
+
+def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
+    """Okapi BM25 score of each tokenized document for the tokenized query (IDF over `documents`)."""
+    n = len(documents)
+    if not n or not query:
+        return [0.0] * n
+    avgdl = sum(len(d) for d in documents) / n or 1.0
+    idf = idf_table(documents)
+    scores = []
+    for doc in documents:
+        tf = Counter(doc)
+        score = 0.0
+        for term in query:
+            if term not in tf:
+                continue
+            freq = tf[term]
+            score += (
+                idf[term] * freq * (BM25_K1 + 1) / (freq + BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avgdl))
+            )
+        scores.append(score)
+    return scores
+
+
+def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
+    """Every quotable sentence of the sources' claim-bearing passages, in source and reading order."""
+    out: list[SentenceCandidate] = []
+    for s_index, source in enumerate(sources):
+        position = 0
+        previous_kind = None
+        for passage in source.passages:
+            after_code, previous_kind = previous_kind == "code", passage.kind
+            if passage.kind not in CLAIM_PASSAGE_KINDS:
+                continue
+            spans = sentences(passage.text)
+            for n, (start, end) in enumerate(spans):
+                position += 1
+                text = passage.text[start:end]
+                if n == 0 and after_code and text[:1].islower():
+                    continue  # "subclass that uses ...": the rest of a sentence whose subject was code
+                if not is_claim_sentence(text):
+                    continue
+                if n and DANGLING_START_RE.match(text):
+                    # "This is the most secure method": the quote takes the sentence that says what "this"
+                    # is, so the claim stands on its own (still one verbatim span of the passage).
+                    joined = passage.text[spans[n - 1][0] : end]
+                    if len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                        text = joined
+                out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text)))
+    return out
+
+
+def sentence_claims(
+    brief: dict[str, Any],
+    sq: dict[str, Any],
+    sources: list[SourceText],
+    *,
+    max_claims: int,
+    per_source_cap: int,
+) -> list[ClaimDraft]:
+    """The sub-question's claims from its sources' sentences, best BM25 score first."""
+    candidates = sentence_candidates(sources)
+    if not candidates:
+        return []
+    targets, me = plan_targets(brief, sq)
+    target = targets[me]
+    query = [t for t in dict.fromkeys(tokens(target.text))]
+    weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in target.focus else 1)]
+    scores = bm25_scores(weighted, [c.terms for c in candidates])
+    for i, cand in enumerate(candidates):
+        if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
+            scores[i] *= DANGLING_PENALTY
+        # A sentence naming more of the question's subjects answers more of it ("threads and
+        # asyncio" for a question about threads, processes and asyncio).
+        scores[i] *= 0.5 + 0.5 * target.focus_share(set(cand.terms))
+        # Reference pages state what a thing is and does first, details later: a mild lead bonus.
+        scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
+    ranked = sorted(
+        range(len(candidates)),
+        key=lambda i: (-scores[i], candidates[i].source_index, candidates[i].position),
+    )
+    chosen: list[ClaimDraft] = []
+    by_key: dict[str, ClaimDraft] = {}
+    chosen_terms: list[set[str]] = []
+    per_source: Counter[str] = Counter()
+    best = 0.0
+    for i in ranked:
+        cand = candidates[i]
+        if scores[i] <= 0:
+            break  # ranked by score: nothing relevant follows
+        have = set(cand.terms)
+        if not target.eligible(have, cand.text):
+            continue
+        if best and scores[i] < KEEP_SHARE * best:
+            break
+        key = near_key(cand.text)
+        if key in by_key:  # the same sentence in another source corroborates it
+            draft = by_key[key]
+            if all(ref != cand.ref for ref, _ in draft.evidence):
+                draft.evidence.append((cand.ref, cand.text))
+                draft.confidence = Confidence.HIGH
+            continue
+        if any(jaccard(have, other) >= 0.8 for other in chosen_terms):
+            continue  # a near-duplicate of a claim already chosen
+        if any(cand.text in c.text or c.text in cand.text for c in chosen):
+            continue  # one sentence alone and with its antecedent: the same finding twice
+        if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
+            continue
+        best = best or scores[i]
+        share = len(target.terms & have) / max(1, len(target.terms))
+        draft = ClaimDraft(
+            text=cand.text,
+            evidence=[(cand.ref, cand.text)],
+            confidence=Confidence.MEDIUM if share >= 0.5 else Confidence.LOW,
+        )
+        chosen.append(draft)
+        chosen_terms.append(have)
+        by_key[key] = draft
+        per_source[cand.ref] += 1
+    return chosen

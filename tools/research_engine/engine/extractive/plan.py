@@ -1,0 +1,359 @@
+"""Decomposition by rule: the objective's facets, their questions, the missing angles, each one's claim type.
+
+Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration
+such as "threads, processes and asyncio", "between X and Y" or "X vs Y" kept as its
+items), `plan_of` (one short question per enumerated entity, the facet question, then
+the missing search angles phrased with the main facet's key terms, never the whole
+objective; at most MAX_SUB_QUESTIONS) and `common_terms` (what the whole plan shares,
+so no question is "about" it). A pure function of the brief: a resumed or replayed run
+plans the same questions. Matching sentences to these questions is `targets`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from research_engine.engine.extractive.text import tokens
+from research_engine.vocabulary import Angle, ClaimType
+
+MAX_SUB_QUESTIONS = 6  # the engine's default cap; more would be cut off unplanned
+# Preferred claim type per angle, used when the brief allows it.
+ANGLE_TYPES: dict[str, tuple[ClaimType, ...]] = {
+    Angle.ENTITY: (
+        ClaimType.TECHNICAL,
+        ClaimType.FACTUAL,
+        ClaimType.QUANTITATIVE,
+        ClaimType.COMPETITIVE,
+        ClaimType.REGULATORY,
+    ),
+    Angle.SOURCE_TYPE: (
+        ClaimType.REGULATORY,
+        ClaimType.TECHNICAL,
+        ClaimType.FACTUAL,
+        ClaimType.QUANTITATIVE,
+        ClaimType.COMPETITIVE,
+    ),
+    Angle.TIME: (
+        ClaimType.FACTUAL,
+        ClaimType.QUANTITATIVE,
+        ClaimType.TECHNICAL,
+        ClaimType.REGULATORY,
+        ClaimType.COMPETITIVE,
+    ),
+    Angle.COUNTER: (
+        ClaimType.FACTUAL,
+        ClaimType.TECHNICAL,
+        ClaimType.COMPETITIVE,
+        ClaimType.QUANTITATIVE,
+        ClaimType.REGULATORY,
+    ),
+}
+ANSWERS: dict[str, str] = {
+    Angle.ENTITY: "direct statements from sources that answer this facet",
+    Angle.TIME: "dated or versioned statements of what changed",
+    Angle.SOURCE_TYPE: "what the primary or official sources themselves state",
+    Angle.COUNTER: "limitations, exceptions and evidence that cuts the other way",
+}
+# A question asking for a figure (matched on whole words): "how large", "how many", "share", "GDP"...
+QUANTITY_RE = re.compile(
+    r"\b(how (?:large|big|much|many|fast|high|low)|size|amount|number of|share|rate|ratio|percent\w*|"
+    r"per capita|gdp|gni|population|growth|inflation|unemployment|emissions?|spending|expenditure|"
+    r"income|output|trade|exports?|imports?|debt|statistic\w*|figures?|quantit\w*)\b",
+    re.IGNORECASE,
+)
+# An objective that asks about change over time: only then is a "what changed" sub-question more than padding
+# (on a documentation site it otherwise matches any page that mentions a year).
+TIME_RE = re.compile(
+    r"\b(chang\w*|new|newer|since|version\w*|release\w*|recent\w*|latest|histor\w*|deprecat\w*|removed?|"
+    r"added|introduc\w*|replac\w*|trend\w*|over time|years?|decades?|evolv\w*|still|anymore|no longer)\b",
+    re.IGNORECASE,
+)
+SOURCE_TYPE_RE = re.compile(
+    r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
+)
+
+_ITEM = r"[\w.'+#-]+(?: [\w.'+#-]+)?"
+_LIST_RE = re.compile(
+    rf"(?<![\w.'+#-])(?P<first>{_ITEM})(?P<middle>(?:, {_ITEM})*),? (?:and|or) (?P<last>{_ITEM})"
+)
+_VERSUS_RE = re.compile(
+    rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
+)
+_CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
+_SUBJECT_RE = re.compile(
+    r"^(?:how|when|why|what|which)\s+(?:should|would|could|can|do|does|must)\s+(?P<subject>.+?)\s+"
+    r"(?:choose|decide|pick|select)\b",
+    re.IGNORECASE,
+)
+_LEAD_RE = re.compile(
+    r"^(?:(?:how|what|why|when|which|who|where|whether)\b\s*)?(?:(?:do|does|did|is|are|was|were|can|could|"
+    r"should|would|will|has|have)\b\s*(?:(?:i|we|you|one)\b\s*)?)?(?:the\s+)?",
+    re.IGNORECASE,
+)
+# "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
+_ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
+# A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
+_PRONOUN_RE = re.compile(r"\b(it|they|them|its|their)\b", re.IGNORECASE)
+_WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
+_QUESTION_START_RE = re.compile(
+    r"^(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b", re.I
+)
+_CLAUSE_SPLIT_RE = re.compile(
+    r"\s*[?;]\s*|,?\s+and\s+(?=(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should)\b)",
+    re.IGNORECASE,
+)
+# Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
+_EDGE_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "for",
+        "in",
+        "on",
+        "to",
+        "with",
+        "of",
+        "when",
+        "at",
+        "by",
+        "from",
+        "between",
+        "among",
+        "into",
+        "about",
+        "over",
+        "under",
+        "versus",
+        "vs",
+        "and",
+        "or",
+        "than",
+        "as",
+        "is",
+        "are",
+        "be",
+        "should",
+        "could",
+        "would",
+        "can",
+        "do",
+        "does",
+        "how",
+        "what",
+        "why",
+        "which",
+        "who",
+        "where",
+        "whether",
+        "choose",
+        "choosing",
+        "select",
+        "decide",
+        "pick",
+        "compare",
+        "comparing",
+        "use",
+        "using",
+    ]
+)
+
+
+@dataclass
+class Facet:
+    """One facet of the objective: a clause, maybe with the entities it enumerates."""
+
+    clause: str
+    items: list[str] = field(default_factory=list)
+    tail: str = ""  # what follows the enumeration ("for concurrent work")
+    subject: str = ""  # who chooses ("a Python 3.11 program")
+
+    @property
+    def phrase(self) -> str:
+        """The facet's topic in a few words, for the angle questions."""
+        if self.items:
+            return f"{_join(self.items)}{self.tail}"
+        topic = _LEAD_RE.sub("", self.clause, count=1).strip() or self.clause
+        return _ASKER_RE.sub(" to ", topic)
+
+
+@dataclass
+class PlannedQuestion:
+    text: str
+    angle: str
+    claim_type: str
+    focus: set[str]  # folded terms the question is about (its entity, or its own clause's terms)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _trim_item(item: str, *, leading: bool) -> str:
+    parts = item.split()
+    if leading:
+        while parts and parts[0].lower() in _EDGE_WORDS:
+            parts.pop(0)
+    while parts and parts[-1].lower() in _EDGE_WORDS:
+        parts.pop()
+    return " ".join(parts)
+
+
+def _enumeration(clause: str) -> tuple[list[str], int] | None:
+    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y")."""
+    for regex in (_VERSUS_RE, _LIST_RE):
+        for m in regex.finditer(clause):
+            middle = [p.strip() for p in (m.groupdict().get("middle") or "").split(",") if p.strip()]
+            raw = [m.group("first"), *middle, m.group("last")]
+            items = [_trim_item(p, leading=True) for p in raw]  # "between threads" -> "threads"
+            if any(not i for i in items) or len({i.lower() for i in items}) != len(items):
+                continue
+            if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
+                continue  # "X and Y" alone is as often one thing ("research and development")
+            end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
+            return items, end
+    return None
+
+
+def facets_of(objective: str) -> list[Facet]:
+    """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
+    text = " ".join(objective.split())
+    out: list[Facet] = []
+    for clause in _CLAUSE_SPLIT_RE.split(text):
+        clause = clause.strip(" ,.!?")
+        if not clause or not tokens(clause):
+            continue  # "when should each be used": no term of its own, the entities carry it
+        facet = Facet(clause)
+        found = _enumeration(clause)
+        if found:
+            items, end = found
+            facet.items = items
+            tail = clause[end:].rstrip(" ,.")
+            facet.tail = tail if tokens(tail) else ""
+            subject = _SUBJECT_RE.match(clause)
+            facet.subject = subject.group("subject").strip() if subject else ""
+        out.append(facet)
+    for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
+        facet.clause = _resolved(facet.clause, out[0])
+    return out
+
+
+def _resolved(clause: str, first: Facet) -> str:
+    """`clause` with a pronoun standing for the first facet replaced by that facet's topic."""
+    if _WHICH_ONE_RE.search(clause):
+        of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
+        return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
+    if not _PRONOUN_RE.search(clause):
+        return clause
+    topic = first.phrase
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(1).lower()
+        return f"{topic}'s" if word in ("its", "their") else topic
+
+    return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+def _question(clause: str) -> str:
+    clause = clause[0].upper() + clause[1:]
+    if _QUESTION_START_RE.match(clause):
+        return f"{clause}?"
+    return f"What is known about {clause[0].lower() + clause[1:]}?"
+
+
+def _entity_question(facet: Facet, item: str) -> str:
+    if facet.subject:
+        return f"When should {facet.subject} use {item}{facet.tail}?"
+    return f"When should {item} be used{facet.tail}?"
+
+
+def _window(recency: str | None) -> str:
+    if not recency or recency == "any":
+        return " recently"
+    unit = {"d": "days", "m": "months", "y": "years"}.get(recency[-1], "")
+    return f" in the last {recency[:-1]} {unit}" if unit else " recently"
+
+
+def _claim_type(angle: str, allowed: list[str], index: int, text: str = "") -> str:
+    if ClaimType.QUANTITATIVE in allowed and angle != Angle.COUNTER and QUANTITY_RE.search(text):
+        return ClaimType.QUANTITATIVE  # it asks for a figure: the data sources (World Bank) answer it
+    for wanted in ANGLE_TYPES[angle]:
+        if wanted in allowed:
+            return wanted
+    return allowed[index % len(allowed)]
+
+
+def common_terms(texts: list[str]) -> set[str]:
+    """Terms in at least three quarters of the plan's questions: context, not what any one is about."""
+    if len(texts) < 3:
+        return set()
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set(tokens(text)))
+    need = math.ceil(0.75 * len(texts))
+    return {t for t, c in counts.items() if c >= need}
+
+
+def _item_focus(items: list[str]) -> set[str]:
+    """The terms enumerated items are about; "Python's decimal" is about "decimal"."""
+    return set(tokens(" ".join(re.sub(r"^\S+'s\s+", "", item) for item in items)))
+
+
+def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
+    """The rule-based plan: facet questions, then the angles they miss, at most MAX_SUB_QUESTIONS."""
+    objective = " ".join(str(brief.get("objective") or "").split()) or "the objective"
+    allowed = list(brief.get("claim_types") or [ClaimType.FACTUAL])
+    facets = facets_of(objective) or [Facet(objective.rstrip(" ?.!"))]
+    main = facets[0]
+    main_focus = _item_focus(main.items)
+    # (text, angle, own focus or None when it is "whatever is not common to the plan")
+    facet_plans: list[tuple[str, str, set[str] | None]] = []
+    for facet in facets:
+        if facet.items and len(facet.items) <= 4:
+            facet_plans += [
+                (_entity_question(facet, item), Angle.ENTITY, _item_focus([item])) for item in facet.items
+            ]
+            facet_plans.append((_question(facet.clause), Angle.ENTITY, _item_focus(facet.items)))
+        else:
+            angle: str = Angle.SOURCE_TYPE if SOURCE_TYPE_RE.search(facet.clause) else Angle.ENTITY
+            facet_plans.append((_question(facet.clause), angle, None))
+    extra: list[tuple[str, str, set[str] | None]] = []
+    phrase_focus = main_focus or None
+    # Angles are added only where they can be answered from the brief's scope: "what changed" when the
+    # objective asks about change or wants figures (a series has a trend); the counter angle always, since
+    # a finding is contested before it is reported. A sub-question that only re-asks the main one with
+    # "official documentation" added is padding: the sources' own type is selection's business.
+    if TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed:
+        extra.append(
+            (
+                f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?",
+                Angle.TIME,
+                phrase_focus,
+            )
+        )
+    extra.append((f"What are the limitations and drawbacks of {main.phrase}?", Angle.COUNTER, phrase_focus))
+    room = MAX_SUB_QUESTIONS - len(extra)
+    # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
+    kept = [p for p in facet_plans if p[1] == Angle.SOURCE_TYPE][:1]
+    for item in facet_plans:
+        if len(kept) >= room:
+            break
+        if item not in kept:
+            kept.append(item)
+    kept.sort(key=facet_plans.index)
+    chosen, seen = [], set()
+    for text, angle, focus in kept + extra:
+        if text.lower() not in seen:
+            seen.add(text.lower())
+            chosen.append((text, angle, focus))
+    common = common_terms([t for t, _, _ in chosen])
+    out = []
+    for i, (text, angle, focus) in enumerate(chosen):
+        terms = set(tokens(text))
+        own = (focus & terms if focus else set()) or (terms - common) or terms
+        out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own))
+    return out

@@ -1,0 +1,184 @@
+"""Web pages into a run: fetch through `net.HttpClient`, read with `extract`, record with provenance.
+
+The one way a page becomes a source, for the `fetch` command and the headless
+engine alike:
+
+- `fetch_document(client, url)` returns `(Document | None, FetchResult)`: the Document
+  (kind "web") when the fetch succeeded and the body could be read, else None with the
+  FetchResult saying why. A thin page (under `extract.THIN_CHARS` characters of body
+  text) still comes back as a Document with `extraction["thin"] = True`.
+- `retrieve_pages(run, sq, pages, client)` fetches many pages politely and concurrently
+  (`HttpClient.get_many`) and records each readable, non-thin one as the next
+  `SQ-NN/SRC-NN`; every page comes back as a `Retrieved` saying what happened. One
+  failing page never stops the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from research_engine.documents import Document
+from research_engine.errors import CheckFailed, ResearchEngineError
+from research_engine.extract import extract_document
+from research_engine.net import FetchResult
+from research_engine.retrieve.store import DUPLICATE_SOURCE, record
+from research_engine.trace import Run
+from research_engine.urls import canonical_key
+from research_engine.vocabulary import AccessTier, SourceKind
+
+THIN = "thin"  # the failure code of a page with too little text to be a source
+
+
+@dataclass
+class PageRequest:
+    """One page to retrieve: its URL and what the selection knew about it."""
+
+    url: str
+    query: str | None = None
+    access_tier: str = AccessTier.OPEN
+    title: str | None = None  # used when the page itself has none
+
+
+@dataclass
+class Retrieved:
+    """What became of one page: recorded as `ref`, or not, and why."""
+
+    request: PageRequest
+    result: FetchResult
+    document: Document | None
+    ref: str | None = None
+    error: str | None = None  # a FetchResult error code, "decode-error", "thin" or "duplicate-source"
+    detail: str | None = None
+    duplicate_of: str | None = None  # the source already recorded for the same work (duplicate-source)
+
+    @property
+    def ok(self) -> bool:
+        return self.ref is not None
+
+    @property
+    def why(self) -> str:
+        return f"{self.error}: {self.detail or ''}".strip(": ")
+
+
+def _read(result: FetchResult, *, allow_pdf: bool) -> tuple[Document | None, str | None]:
+    """The page as a Document, or None and why it could not be read."""
+    final = result.final_url or result.url
+    try:
+        page = extract_document(
+            result.body, content_type=result.content_type, url=final, text=result.text, allow_pdf=allow_pdf
+        )
+    except ResearchEngineError as exc:
+        return None, f"{exc.code}: {exc.message}"
+    return document_from(result, page), None
+
+
+def fetch_document(
+    client: Any, url: str, *, allow_pdf: bool = False, check_robots: bool = True, revalidate: bool = True
+) -> tuple[Document | None, FetchResult]:
+    """Fetch `url` and extract it; failures are values (None plus the FetchResult that says why)."""
+    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    result = client.get(url, accept=accept, check_robots=check_robots, revalidate=revalidate)
+    if not result.ok:
+        return None, result
+    doc, why = _read(result, allow_pdf=allow_pdf)
+    if doc is None:
+        result.ok, result.error, result.error_detail = False, "decode-error", why
+    return doc, result
+
+
+def retrieve_pages(
+    run: Run,
+    sq: str,
+    pages: list[PageRequest],
+    client: Any,
+    *,
+    allow_pdf: bool = False,
+    timed: Callable[[str], AbstractContextManager[Any]] | None = None,
+) -> list[Retrieved]:
+    """Fetch `pages` and record each readable, non-thin one under `sq`; one Retrieved per page, in order.
+
+    `timed("extract")`, when given, wraps each extraction (the engine books its time)."""
+    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    results = client.get_many([p.url for p in pages], accept=accept) if pages else []
+    out: list[Retrieved] = []
+    for request, result in zip(pages, results, strict=True):
+        out.append(_record_page(run, sq, request, result, allow_pdf=allow_pdf, timed=timed))
+    return out
+
+
+def _record_page(
+    run: Run,
+    sq: str,
+    request: PageRequest,
+    result: FetchResult,
+    *,
+    allow_pdf: bool,
+    timed: Callable[[str], AbstractContextManager[Any]] | None,
+) -> Retrieved:
+    if not result.ok:
+        return Retrieved(request, result, None, error=result.error, detail=result.error_detail)
+    with timed("extract") if timed is not None else contextlib.nullcontext():
+        doc, why = _read(result, allow_pdf=allow_pdf)
+    if doc is None:
+        result.ok, result.error, result.error_detail = False, "decode-error", why
+        return Retrieved(request, result, None, error="decode-error", detail=why)
+    if doc.extraction.get("thin"):
+        return Retrieved(request, result, doc, error=THIN, detail="too little text to be a source")
+    doc.requested_url = request.url
+    doc.access_tier = request.access_tier or AccessTier.OPEN
+    doc.title = doc.title or request.title
+    try:
+        ref = record(run, sq, doc, query=request.query)
+    except CheckFailed as exc:
+        if exc.code != DUPLICATE_SOURCE:
+            raise
+        # Another URL of the sub-question led to the same work: nothing new to record.
+        return Retrieved(
+            request,
+            result,
+            doc,
+            error=DUPLICATE_SOURCE,
+            detail=exc.message,
+            duplicate_of=exc.data["existing"],
+        )
+    return Retrieved(request, result, doc, ref=ref)
+
+
+def document_from(result: Any, page: Any) -> Document:
+    """A kind "web" Document from a successful FetchResult and the page extracted from its body."""
+    final = result.final_url or result.url
+    try:
+        key = canonical_key(final)
+    except ResearchEngineError:
+        key = None
+    return Document(
+        kind=SourceKind.WEB,
+        requested_url=result.url,
+        final_url=final,
+        status=result.status,
+        retrieved_at=result.retrieved_at,
+        body=result.body,
+        passages=list(page.passages),
+        content_type=result.content_type,
+        title=page.title,
+        language=page.language,
+        published=page.published,
+        modified=page.modified,
+        canonical_url=page.canonical_url,
+        canonical_key=key,
+        etag=result.etag,
+        last_modified=result.last_modified,
+        access_tier=AccessTier.OPEN,
+        robots_meta=dict(page.robots_meta),
+        extraction=page.extraction_figures(),
+        metadata={
+            "charset": result.charset,
+            "redirects": list(result.redirects),
+            "elapsed_ms": result.elapsed_ms,
+        },
+        from_cache=result.from_cache,
+    )

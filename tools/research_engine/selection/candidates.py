@@ -1,0 +1,170 @@
+"""The candidates files: `select/SQ-NN.candidates.json`, what every search offered a sub-question.
+
+- `record_candidates` (and `record_search` / `record_works_search` for the two
+  search kinds): a search's Candidates, the backend chain and the request
+  facts appended to `select/SQ-NN.candidates.json` (never overwriting earlier
+  queries), with every raw answer kept in `snapshots/`: where the candidates
+  came from is part of the trust log.
+
+The only writer of candidates files; `load_candidates` reads them back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from research_engine import bounded, runrecord, schemas
+from research_engine.errors import BadInput
+from research_engine.retrieve.store import store_snapshot
+from research_engine.sources.candidate import Candidate
+from research_engine.sources.endpoints import ApiResponse
+from research_engine.sources.openalex import WorkSearch
+from research_engine.trace import Run, atomic_write_text, iso
+
+if TYPE_CHECKING:
+    from research_engine.sources.search import SearchOutcome
+
+CANDIDATES_SCHEMA_VERSION = 1
+
+
+def record_candidates(
+    run: Run,
+    sq: str,
+    *,
+    command: str,
+    query: str,
+    candidates: list[Candidate],
+    responses: list[ApiResponse],
+    backend: str | None,
+    chain: list[dict[str, Any]] | None = None,
+    info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Append one query's candidates to `select/SQ-NN.candidates.json`; returns the appended entry."""
+    path = run.path("candidates", sq=sq)  # validates the SQ id
+    requests = []
+    for response in responses:
+        store_snapshot(run, response.body, response.sha256)
+        requests.append({**response.to_dict(), "snapshot": f"snapshots/{response.sha256}"})
+    with run.lock():
+        document = read_candidates_file(run, sq) or {
+            "schema_version": CANDIDATES_SCHEMA_VERSION,
+            "sub_question": sq,
+            "queries": [],
+            "candidates": [],
+        }
+        entry = {
+            "id": f"Q-{len(document['queries']) + 1:02d}",
+            "at": iso(),
+            "command": command,
+            "query": query,
+            "backend": backend,
+            "chain": chain or [],
+            "requests": requests,
+            "info": info or {},
+            "candidates": [c.to_dict() for c in candidates],
+        }
+        document["queries"].append(entry)
+        # The flattened view `select` reads directly ({"candidates": [...]}), each tagged with its query.
+        document["candidates"] = [
+            {**c, "extra": {**c.get("extra", {}), "query_id": q["id"]}}
+            for q in document["queries"]
+            for c in q["candidates"]
+        ]
+        problems = schemas.validate(document, "candidate-log", file=run.relative(path))
+        if problems:
+            raise BadInput(
+                f"refusing to write an invalid candidates file: {problems[0].message}",
+                code="invalid-artifact",
+            )
+        atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return entry
+
+
+def record_search(
+    run: Run, sq: str, outcome: SearchOutcome, *, query: str, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A web search's outcome as one query's candidates (`info` adds to the backend's own extras)."""
+    return record_candidates(
+        run,
+        sq,
+        command="search",
+        query=query,
+        candidates=outcome.candidates,
+        responses=outcome.responses,
+        backend=outcome.backend,
+        chain=[a.to_dict() for a in outcome.chain],
+        info={**outcome.info, **(info or {})},
+    )
+
+
+def record_works_search(
+    run: Run, sq: str, found: WorkSearch, *, query: str, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An OpenAlex works search as one query's candidates, with its filter, total and rate limit."""
+    return record_candidates(
+        run,
+        sq,
+        command="openalex search",
+        query=query,
+        candidates=found.candidates(),
+        responses=found.pages,
+        backend="openalex",
+        info={
+            "filter": found.filter,
+            "total_count": found.total_count,
+            "rate_limit": found.rate_limit,
+            **(info or {}),
+        },
+    )
+
+
+def recorded_query(run: Run, sq: str, client: Any, entry: dict[str, Any]) -> dict[str, str]:
+    """What a command that recorded `entry` reports under data["recorded"]; notes the client's overrides."""
+    runrecord.note_overrides(run, client)
+    return {"file": run.relative(run.path("candidates", sq=sq)), "query_id": entry["id"]}
+
+
+def read_candidates_file(run: Run, sq: str) -> dict[str, Any] | None:
+    path = run.path("candidates", sq=sq)
+    if not path.is_file():
+        return None
+    try:
+        document = bounded.load_json(bounded.read_bytes(path), str(path))
+    except BadInput as exc:
+        raise BadInput(exc.message, code="malformed-artifact") from exc
+    if not isinstance(document, dict):
+        raise BadInput(f"{path} is not a candidates file (a JSON object)", code="malformed-artifact")
+    return document
+
+
+def load_candidates(run: Run, sq: str) -> list[Candidate]:
+    """Every candidate recorded for `sq`, in query order (extra.query_id names the query)."""
+    document = read_candidates_file(run, sq) or {}
+    return [Candidate.from_dict(item) for item in document.get("candidates", [])]
+
+
+def check_candidates(run: Run, report: Any) -> None:
+    """validate.py checker: each `select/SQ-NN.candidates.json` matches its schema; its snapshots exist."""
+    for path in sorted((run.root / "select").glob("SQ-*.candidates.json")):
+        report.checked_files += 1
+        try:
+            document = bounded.load_json(bounded.read_bytes(path), "the candidates file")
+        except BadInput as exc:
+            report.add(path, exc.message, "malformed-artifact")
+            continue
+        report.extend(schemas.validate(document, "candidate-log"), path)
+        if not isinstance(document, dict):
+            continue
+        if document.get("sub_question") != path.name.split(".")[0]:
+            report.add(
+                path,
+                f"sub_question {document.get('sub_question')!r} does not match the file name",
+                "cross-reference",
+                "sub_question",
+            )
+        for entry in document.get("queries", []) if isinstance(document.get("queries"), list) else []:
+            for request in entry.get("requests", []) if isinstance(entry, dict) else []:
+                snapshot = request.get("snapshot") if isinstance(request, dict) else None
+                if isinstance(snapshot, str) and not (run.root / snapshot).is_file():
+                    report.add(path, f"{entry.get('id')}: snapshot {snapshot} is missing", "cross-reference")

@@ -1,0 +1,265 @@
+"""The closed sets of names the engine speaks in, defined once.
+
+Every artifact, schema, prompt and rule uses these words; nothing else spells
+them out. Each enum is a `StrEnum`, so a member IS its string (`Verdict.REFUSE ==
+"refuse"`, JSON and YAML write the plain word), and `tools/tests/test_vocabulary.py`
+checks each one against the matching `enum` in `schema/*.json`.
+
+Order matters where it is meaningful and is stated: verdicts strictest first,
+actions in the ladder's priority order after `stop`, depths shallow to deep.
+This module imports nothing from the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Depth(StrEnum):
+    """How deep a run goes; the governor's cycle ceiling is `CYCLE_CEILING[depth]`."""
+
+    QUICK = "quick"
+    STANDARD = "standard"
+    DEEP = "deep"
+
+
+CYCLE_CEILING: dict[str, int] = {Depth.QUICK: 1, Depth.STANDARD: 2, Depth.DEEP: 3}
+
+
+class ClaimType(StrEnum):
+    FACTUAL = "factual"
+    QUANTITATIVE = "quantitative"
+    REGULATORY = "regulatory"
+    COMPETITIVE = "competitive"
+    TECHNICAL = "technical"
+
+
+class Angle(StrEnum):
+    """The four search angles a sub-question is searched from (DESIGN.md section 2)."""
+
+    ENTITY = "entity"
+    TIME = "time"
+    SOURCE_TYPE = "source-type"
+    COUNTER = "counter"
+
+
+class Reproducibility(StrEnum):
+    """What the brief asks for and a deliverable is labelled: free to re-check, or re-checkable when named."""
+
+    REPRODUCIBLE = "reproducible"
+    CHECKABLE = "checkable"
+
+
+class RunStatus(StrEnum):
+    LOCKED = "locked"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class Budget(StrEnum):
+    """The run budgets the governor watches (the brief's `budget` keys that bound a whole run)."""
+
+    PROVIDER_CALLS = "provider_calls"
+    FETCHED_BYTES = "fetched_bytes"
+    MODEL_TOKENS = "model_tokens"
+    WALL_CLOCK_SECONDS = "wall_clock_seconds"
+
+
+class Action(StrEnum):
+    """The controller's decisions: stop, then the ladder's rungs in priority order."""
+
+    STOP = "stop"
+    RE_RESEARCH = "re-research"
+    SUPPLEMENT_GAP = "supplement-gap"
+    GO_DEEPER = "go-deeper"
+    RE_RETRIEVE = "re-retrieve"
+
+
+class StopReason(StrEnum):
+    """Why a run stopped. A spent budget stops with `budget:<name>` (`budget_stop`)."""
+
+    CRITERION_MET = "criterion-met"
+    GOVERNOR = "governor"
+    STALLED = "stalled"
+    DRY_RUN = "dry-run"
+
+
+BUDGET_STOP_PREFIX = "budget:"
+
+
+def budget_stop(name: str) -> str:
+    """The stop reason for a spent budget: `budget:provider_calls`."""
+    return f"{BUDGET_STOP_PREFIX}{Budget(name)}"
+
+
+FAILURE_STOP_PREFIX = "failed:"
+
+
+def failure_stop(code: str) -> str:
+    """run.json's stop reason when a headless run ended on an error (status `failed`, resumable):
+    `failed:<error code>`, e.g. `failed:upstream-failed`, `failed:interrupted` (Ctrl-C)."""
+    return f"{FAILURE_STOP_PREFIX}{code}"
+
+
+class Verdict(StrEnum):
+    """The verifier's verdicts, strictest first (a verdict may be stricter than the floor, never looser)."""
+
+    REFUSE = "refuse"
+    PARTIAL = "partial"
+    SUPPORTED = "supported"
+
+
+VERDICT_STRICTNESS: dict[str, int] = {v: i for i, v in enumerate(Verdict)}
+
+
+def stricter_or_equal(verdict: str, floor: str) -> bool:
+    """True when `verdict` is at least as strict as `floor`."""
+    return VERDICT_STRICTNESS[verdict] <= VERDICT_STRICTNESS[floor]
+
+
+class Confidence(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class ClaimStatus(StrEnum):
+    ACTIVE = "active"
+    RETIRED = "retired"
+
+
+class TensionStatus(StrEnum):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+class LedgerEvent(StrEnum):
+    """The kinds of record in the claims ledger's log (`consolidate/claims.jsonl`), in no order."""
+
+    CLAIM_ADDED = "claim-added"
+    CLAIM_RETIRED = "claim-retired"
+    TENSION_ADDED = "tension-added"
+    TENSION_RESOLVED = "tension-resolved"
+
+
+class QuoteMatch(StrEnum):
+    """How the grounding gate found a quote: verbatim, or after `grounding.normalize`."""
+
+    EXACT = "exact"
+    NORMALIZED = "normalized"
+
+
+class GapSeverity(StrEnum):
+    MATERIAL = "material"
+    COSMETIC = "cosmetic"
+
+
+class GapStatus(StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class SourceKind(StrEnum):
+    """What a recorded source is: a web page, an API answer, a search result page, a local file."""
+
+    WEB = "web"
+    OPENALEX = "openalex"
+    WORLDBANK = "worldbank"
+    SEARCH = "search"
+    FILE = "file"
+
+
+class CandidateKind(StrEnum):
+    """What a selection candidate is retrieved as (the first three source kinds)."""
+
+    WEB = "web"
+    OPENALEX = "openalex"
+    WORLDBANK = "worldbank"
+
+
+API_KINDS: tuple[str, ...] = (CandidateKind.OPENALEX, CandidateKind.WORLDBANK)
+
+
+class AccessTier(StrEnum):
+    OPEN = "open"
+    FREE_KEY = "free-key"
+    PAID = "paid"
+    GATED = "gated"
+
+
+class SourceType(StrEnum):
+    PEER = "peer"
+    PRIMARY = "primary"
+    PRESS = "press"
+    PRACTITIONER = "practitioner"
+    DATA = "data"
+
+
+class Backend(StrEnum):
+    """Where candidates come from: the four web search backends and the two data APIs."""
+
+    SEARXNG = "searxng"
+    BRAVE = "brave"
+    TAVILY = "tavily"
+    DUCKDUCKGO = "duckduckgo"
+    OPENALEX = "openalex"
+    WORLDBANK = "worldbank"
+
+
+WEB_BACKENDS: tuple[str, ...] = (Backend.SEARXNG, Backend.BRAVE, Backend.TAVILY, Backend.DUCKDUCKGO)
+
+
+class Modality(StrEnum):
+    """What a headless run gathers from (`run --sources`)."""
+
+    WEB = "web"
+    OPENALEX = "openalex"
+    WORLDBANK = "worldbank"
+
+
+class GatherCommand(StrEnum):
+    """The commands whose answers a candidates file records."""
+
+    SEARCH = "search"
+    OPENALEX_SEARCH = "openalex search"
+    WORLDBANK_INDICATORS = "worldbank indicators"
+
+
+class ChainOutcome(StrEnum):
+    """One search backend's outcome in the fallback chain."""
+
+    OK = "ok"
+    EMPTY = "empty"
+    FAILED = "failed"
+
+
+class SelectionHint(StrEnum):
+    """A judge's (agent's or model's) hint on a candidate; the score decides."""
+
+    CHOOSE = "choose"
+    REJECT = "reject"
+
+
+class SelectionVerdict(StrEnum):
+    CHOSEN = "chosen"
+    REJECTED = "rejected"
+
+
+class FetchError(StrEnum):
+    """Why a fetch failed: the one error code a failed `net.FetchResult` carries."""
+
+    REFUSED_SSRF = "refused-ssrf"
+    REFUSED_SCHEME = "refused-scheme"
+    REFUSED_ROBOTS = "refused-robots"
+    UNRESOLVED = "unresolved"
+    HTTP_STATUS = "http-status"
+    TIMEOUT = "timeout"
+    TOO_LARGE = "too-large"
+    UNSUPPORTED_TYPE = "unsupported-type"
+    DECODE_ERROR = "decode-error"
+    NETWORK = "network"
+    TOO_MANY_REDIRECTS = "too-many-redirects"
+    REDIRECT_LOOP = "redirect-loop"
+    EMPTY = "empty"
