@@ -190,6 +190,7 @@ class MessagesStub:
         self.script = script or Script()
         self.exchanges: list[Exchange] = []
         self.other: list[tuple[str, str]] = []  # (method, path) of every non-messages request
+        self.errors: list[str] = []  # a script turn that raised: answered with text so the client ends
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -208,6 +209,8 @@ class MessagesStub:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if exc[0] is None:
+            assert not self.errors, f"a scripted turn failed: {self.errors}"
 
     # -------------------------------------------------------------------------------- reading back
 
@@ -233,7 +236,12 @@ class MessagesStub:
 
     def _respond(self, body: dict[str, Any], path: str) -> tuple[list[Block], str]:
         ex = Exchange(path=path, body=body)
-        blocks = self.script.answer(ex)
+        try:
+            blocks = self.script.answer(ex)
+        except Exception as exc:  # a test's turn function failed: end the conversation, keep the error
+            with self._lock:
+                self.errors.append(f"{ex.role}: {type(exc).__name__}: {exc}")
+            blocks = [text(f"stub error: {exc}")]
         with self._lock:
             self.exchanges.append(ex)
         out = []

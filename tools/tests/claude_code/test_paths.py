@@ -17,11 +17,12 @@ REPO_RELATIVE = re.compile(r"`((?:\.\./|\./)?(?:\.claude|docs|schema|plugin|tool
 RELATIVE_LINK = re.compile(r"\]\((?!https?://|#)([^)\s]+)\)")
 
 
-def skill_text(ex: Exchange, name: str) -> str:
-    """The expanded skill in a request: from its 'Base directory' line on."""
+def skill_text(ex: Exchange, folder: str) -> str:
+    """The expanded skill in a request: from its 'Base directory' line on (`folder`: the skill's directory,
+    its bare name in both install ways)."""
     text_ = ex.user_text
     start = text_.rindex("Base directory for this skill:")
-    assert f"/{name}\n" in text_[start : start + 500], f"{name} is not the skill expanded here"
+    assert f"/{folder}\n" in text_[start : start + 500], f"{folder} is not the skill expanded here"
     return text_[start:]
 
 
@@ -39,27 +40,27 @@ def test_every_path_a_skill_names_is_absolute_and_readable(ws, skill):
     marker = f"/tmp/PATHS-{skill}"
     if skill == "research":
         script = Script().add(
-            "main", main_session("PATHS-COMPOSER"), [lambda ex: read_every_path(ex, name, found)]
+            "main", main_session("PATHS-COMPOSER"), [lambda ex: read_every_path(ex, skill, found)]
         )
         prompt, role = f"{ws.slash()} PATHS-COMPOSER", "main"
     else:
         script = Script().add(
             "main", main_session("PATHS-LEAF"), [[tool("Skill", skill=name, args=f"{marker} all")]]
         )
-        script.add("leaf", subagent(marker), [lambda ex: read_every_path(ex, name, found)])
+        script.add("leaf", subagent(marker), [lambda ex: read_every_path(ex, skill, found)])
         prompt, role = "PATHS-LEAF", "leaf"
     stub, result = ws.run(script, prompt)
     assert result.returncode == 0, result.stderr
-    body = skill_text(stub.by_role(role)[0], name)
+    body = skill_text(stub.by_role(role)[0], skill)
     assert "${" not in body, "every variable is substituted"
     assert not REPO_RELATIVE.findall(body), "repository paths relative to the user's working directory"
     assert not RELATIVE_LINK.findall(body), "relative links resolve against nothing the model knows"
     reads = [c for c in stub.calls(role) if c.name == "Read"]
-    assert len(reads) == len(found[name])
+    assert len(reads) == len(found[skill])
     for call in reads:
         assert not call.is_error, f"{call.input['file_path']}: {call.result}"
     base = ws.repo / (".claude" if ws.mode == "project" else "plugin")
-    for path in found[name]:
+    for path in found[skill]:
         assert path.startswith(str(base / "skills")), path
 
 

@@ -38,6 +38,7 @@ DOCUMENTED_ARGS = {
     "project": ["--settings", ".claude/settings.json"],
     "plugin": ["--allowedTools", "Bash(research-engine *)", "Skill(research-engine:*)"],
 }
+DOCUMENTED_ARGS["installed"] = DOCUMENTED_ARGS["plugin"]  # installed from the marketplace: no --plugin-dir
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"}
 
 
@@ -95,7 +96,7 @@ class Workspace:
 
     def name(self, bare: str) -> str:
         """A skill's or agent's name as Claude Code knows it in this install way."""
-        return f"{PLUGIN}:{bare}" if self.mode == "plugin" else bare
+        return f"{PLUGIN}:{bare}" if self.mode in ("plugin", "installed") else bare
 
     def slash(self, bare: str = "research") -> str:
         return "/" + self.name(bare)
@@ -110,7 +111,7 @@ class Workspace:
         prompt: str,
         *args: str,
         documented: bool = True,
-        timeout: float = 180,
+        timeout: float = 90,
     ) -> tuple[MessagesStub, client.Result]:
         """One `claude -p PROMPT` under the documented permissions (unless `documented=False`)."""
         argv = ["-p", prompt, *self.plugin_args, *(self.documented_args if documented else []), *args]
