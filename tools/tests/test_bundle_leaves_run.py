@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from _bundle import PLACEHOLDER_RE, SKILLS_DIR, bash_blocks, block_invocations
 from conftest import shared_path
 
@@ -259,7 +260,8 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
         judged = [
             {**c, "reason": f"the page answers {sq} directly", "source_type": "primary"} for c in candidates
         ]
-        chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_JSON=json.dumps(judged))["data"]
+        listed = yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)
+        chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_YAML=listed)["data"]
         assert chosen["chosen"], f"{sq}: nothing chosen"
         found[sq] = chosen["chosen"]
 

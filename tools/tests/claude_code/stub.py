@@ -165,6 +165,10 @@ class Script:
         return [text("ok")]
 
 
+# Ids are unique across every stub of the process: a `claude -p --continue` session replays the earlier
+# session's tool_use ids, and the client treats a repeated id as an interrupted call.
+_IDS = itertools.count(1)
+
 SUBAGENT_MARK = "cc_is_subagent=true"  # the client's billing header line in every subagent's system prompt
 
 
@@ -191,7 +195,6 @@ class MessagesStub:
         self.exchanges: list[Exchange] = []
         self.other: list[tuple[str, str]] = []  # (method, path) of every non-messages request
         self.errors: list[str] = []  # a script turn that raised: answered with text so the client ends
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -231,7 +234,7 @@ class MessagesStub:
 
     def _next_id(self, prefix: str) -> str:
         with self._lock:
-            n = next(self._ids)
+            n = next(_IDS)
         return f"{prefix}_01{n:022d}"
 
     def _respond(self, body: dict[str, Any], path: str) -> tuple[list[Block], str]:
