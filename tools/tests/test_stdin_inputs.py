@@ -127,3 +127,31 @@ def test_a_quoted_heredoc_reaches_the_real_console_script_unexpanded(tmp_path):
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
     env = json.loads(done.stdout.strip().splitlines()[-1])
     assert env["data"]["fields"]["objective"] == "What does $HOME cost, and `date`?"
+
+
+def test_select_log_reads_a_yaml_list_of_candidates_from_stdin(brief_file):
+    """What an agent passes in a heredoc (Claude Code refuses a Bash command holding braces with quotes)."""
+    run = trace.open_run(brief.lock(brief_file()).run_root)
+    decompose.add(run, "How many households were covered in 2023?", "quantitative")
+    listed = (
+        "- url: https://stats.example.org/households-covered-2023\n"
+        "  title: 'Households covered in 2023: the register'\n"
+        "  snippet: How many households were covered in 2023, by region.\n"
+        "  published: 2024-03-01\n"
+        "  source_type: data\n"
+        "  reason: the register itself\n"
+    )
+    code, env = invoke(
+        ["select", "log", "--run", run.root, "--sq", "SQ-01", "--candidates", "-", "--json"], listed
+    )
+    assert code == 0, env
+    assert env["data"]["chosen"][0]["url"].endswith("/households-covered-2023")
+
+
+def test_select_log_refuses_candidates_that_are_neither_json_nor_yaml(brief_file):
+    run = trace.open_run(brief.lock(brief_file()).run_root)
+    decompose.add(run, "How many households were covered in 2023?", "quantitative")
+    code, env = invoke(
+        ["select", "log", "--run", run.root, "--sq", "SQ-01", "--candidates", "-", "--json"], "- a: [\n"
+    )
+    assert code == 2 and env["errors"][0]["field"] == "candidates"

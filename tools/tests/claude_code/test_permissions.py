@@ -209,3 +209,20 @@ def test_a_trusted_project_is_granted_by_its_settings_alone(project_ws):
     bash, skill, write, web = stub.calls("main")
     assert not bash.is_error and not skill.is_error, (bash.result, skill.result)
     assert refused(write) and web.is_error
+
+
+def test_the_client_refuses_json_in_a_heredoc_so_candidates_go_as_yaml(ws):
+    """Pinned client behaviour the select leaf is written around: a Bash command holding braces with quotes
+    is refused as "expansion obfuscation", even inside a quoted heredoc; the same list as YAML runs."""
+    as_json = 'research-engine brief check - --json <<\'EOF\'\n{"objective": "How do tides work?"}\nEOF'
+    as_yaml = "research-engine brief check - --json <<'EOF'\nobjective: How do tides work?\nEOF"
+    script = Script().add(
+        "main",
+        main_session("JSON-HEREDOC"),
+        [[tool("Bash", command=as_json)], [tool("Bash", command=as_yaml)]],
+    )
+    stub, result = ws.run(script, "JSON-HEREDOC")
+    assert result.returncode == 0, result.stderr
+    refused_json, ran_yaml = stub.calls("main")
+    assert refused_json.is_error and "brace with quote" in (refused_json.result or ""), refused_json.result
+    assert ran_yaml.envelope()["command"] == "brief check"
