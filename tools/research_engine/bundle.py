@@ -8,8 +8,8 @@ is the source; `plugin/` is generated from it with every reference to a bundle s
 and the hooks `.claude/settings.json` declares become `plugin/hooks/hooks.json` (a plugin ships no
 settings). `.claude-plugin/plugin.json` points Claude Code at `plugin/`.
 
-This module only rewrites text and compares files; `research-engine bundle plugin` writes the copy and
-`--check` fails when the committed copy is stale. It works on a checkout (the wheel holds no `.claude/`).
+This module only rewrites text and compares files; `research-engine bundle plugin --root .` writes the copy
+and `--check` fails when the committed copy is stale. It works on a checkout (the wheel holds no `.claude/`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ GENERATED_DIR = "plugin"
 PROJECT_HOOK_DIR = "$CLAUDE_PROJECT_DIR/.claude/hooks/"
 PLUGIN_HOOK_DIR = "${CLAUDE_PLUGIN_ROOT}/" + GENERATED_DIR + "/hooks/"
 NOTICE = (
-    "<!-- Generated from {source} by `research-engine bundle plugin`: edit that file, then regenerate. -->"
+    "<!-- Generated from {source} by `research-engine bundle plugin --root .`: edit that file, then "
+    "regenerate. -->"
 )
 README = """# The research-engine Claude Code plugin (generated)
 
-Everything in this directory is generated from `.claude/` by `research-engine bundle plugin`, with every
-skill and agent name namespaced for the plugin (`research-engine:research-verifier`); edit `.claude/` and
+Everything in this directory is generated from `.claude/` by `research-engine bundle plugin --root .`, with
+every skill and agent name namespaced for the plugin (`research-engine:research-verifier`); edit `.claude/` and
 regenerate. `.claude-plugin/plugin.json` at the repository root points Claude Code here. See
 `docs/claude-code.md`.
 """

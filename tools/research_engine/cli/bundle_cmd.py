@@ -1,4 +1,4 @@
-"""`research-engine bundle plugin`: generate the Claude Code plugin copy of the skill bundle."""
+"""`research-engine bundle plugin --root DIR`: generate the Claude Code plugin copy of the skill bundle."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ def register(app: typer.Typer) -> None:
 @bundle_app.command("plugin")
 def plugin(
     root: Annotated[
-        Path, typer.Option("--root", help="The repository checkout (holds .claude/ and .claude-plugin/).")
-    ] = Path("."),
+        Path,
+        typer.Option(
+            "--root", help="The repository checkout (holds .claude/ and .claude-plugin/), e.g. `.`."
+        ),
+    ],
     check: Annotated[
         bool, typer.Option("--check", help="Write nothing; exit 1 listing the files that are out of date.")
     ] = False,
@@ -40,7 +43,7 @@ def plugin(
             text = (
                 "plugin/ is up to date"
                 if not stale
-                else "out of date (run `research-engine bundle plugin`):\n"
+                else "out of date (run `research-engine bundle plugin --root .`):\n"
             )
             text += "\n".join(f"  {rel}" for rel in stale)
             return Result(

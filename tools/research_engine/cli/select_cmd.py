@@ -103,15 +103,20 @@ def _parse_candidates(raw: bytes) -> object:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BadInput("the candidates are not UTF-8 text", code="unreadable-candidates") from exc
+    if not text.strip():
+        raise BadInput("the candidates are empty", code="unreadable-candidates")
     if text.lstrip()[:1] in ("[", "{"):
         return bounded.load_json(text, "the candidates file")
     yaml = libraries.yaml()
     try:
-        return _plain(bounded.load_yaml(text))
+        value = _plain(bounded.load_yaml(text))
     except bounded.YamlRefused as exc:
         raise BadInput(f"the candidates are refused: {exc}", code="refused-yaml") from exc
     except yaml.YAMLError as exc:
         raise BadInput(f"the candidates are neither JSON nor YAML: {exc}", code="malformed-yaml") from exc
+    if not isinstance(value, list | dict):
+        raise BadInput("the candidates are not a list (JSON, or YAML in block style)", code="malformed-yaml")
+    return value
 
 
 def _plain(value: object) -> object:

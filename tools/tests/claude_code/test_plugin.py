@@ -32,7 +32,7 @@ def test_a_claude_md_at_the_plugin_root_fails_strict_validation(plugin_ws):
 
 
 def test_the_committed_plugin_copy_is_what_the_project_copy_generates():
-    assert bundle.stale_files(ROOT) == [], "run `research-engine bundle plugin`"
+    assert bundle.stale_files(ROOT) == [], "run `research-engine bundle plugin --root .`"
 
 
 def test_the_marketplace_install_from_a_local_clone_offers_the_bundle(plugin_ws):
