@@ -33,8 +33,8 @@ NOTICE = (
 README = """# The research-engine Claude Code plugin (generated)
 
 Everything in this directory is generated from `.claude/` by `research-engine bundle plugin --root .`, with
-every skill and agent name namespaced for the plugin (`research-engine:research-verifier`); edit `.claude/` and
-regenerate. `.claude-plugin/plugin.json` at the repository root points Claude Code here. See
+every skill and agent name namespaced for the plugin (`research-engine:research-verifier`); edit `.claude/`
+and regenerate. `.claude-plugin/plugin.json` at the repository root points Claude Code here. See
 `docs/claude-code.md`.
 """
 
