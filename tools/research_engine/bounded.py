@@ -4,6 +4,7 @@ depth limit.
 - `read_bytes(path, cap)`: at most `cap` bytes of a file, or BadInput (exit 2) naming the cap. Never an
   unbounded `read()`: a character device (`/dev/zero`) or a pipe is read in chunks and refused one byte
   past the cap; a FIFO with no writer is not waited for at open. `read_text` decodes UTF-8 (BOM dropped).
+  `read_input(path, what)` is `read_bytes` where `-` names standard input (same cap).
   `head_bytes(path, cap)` reads only the first `cap` bytes (robots.txt: RFC 9309 parses the first 500 KiB).
 - `load_yaml(text)`: YAML through a SafeLoader that refuses aliases beyond `MAX_ALIASES` and documents
   that would expand beyond `MAX_YAML_NODES` nodes (the "billion laughs" bomb), nesting deeper than
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,27 @@ def read_bytes(path: Path | str, what: str = "artifact", *, cap: int | None = No
         data = _read_upto(fd, limit + 1, path, what)
     if len(data) > limit:
         raise _too_large(path, what, limit)
+    return data
+
+
+STDIN = "-"  # the path that names standard input for the commands that take scratch input
+
+
+def read_input(path: Path | str, what: str) -> bytes:
+    """`read_bytes`, except that `-` reads standard input under the same cap (an agent passes a brief, the
+    candidates or the deliverable in a quoted heredoc, so it never writes a scratch file)."""
+    if str(path) != STDIN:
+        return read_bytes(path, what)
+    limit = CAPS[what]
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise BadInput(f"no standard input to read the {what} from", code="unreadable-file", field="file")
+    try:
+        data = stream.read(limit + 1)  # at most one byte past the cap, however much is offered
+    except OSError as exc:
+        raise _os_error("(stdin)", exc, what) from exc
+    if len(data) > limit:
+        raise _too_large("(stdin)", what, limit)
     return data
 
 

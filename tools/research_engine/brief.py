@@ -77,12 +77,16 @@ def defaults() -> dict[str, Any]:
 
 
 def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
-    """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown."""
+    """Parse a brief file; returns (fields, format) where format is yaml, front-matter or markdown.
+
+    `-` reads the brief from stdin (an agent passes it in a quoted heredoc, so it never writes a file):
+    YAML front matter, a bare YAML mapping of brief fields, or a plain request.
+    """
     yaml = libraries.yaml()
 
     p = Path(path)
     try:
-        raw = bounded.read_bytes(p, "brief")
+        raw = bounded.read_input(p, "brief")
     except BadInput as exc:
         if exc.code in ("input-too-large", "path-too-long"):
             raise
@@ -110,6 +114,15 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
         return _stringify_keys(data), "yaml"
 
     stripped = text.lstrip()
+    if str(path) == bounded.STDIN and not stripped.startswith("---"):
+        try:
+            data = bounded.load_yaml(text, unique_keys=True)
+        except bounded.YamlRefused as exc:
+            raise _refused_yaml(p, exc) from exc
+        except yaml.YAMLError:
+            data = None
+        if isinstance(data, dict) and data and {str(k) for k in data} <= KNOWN_FIELDS:
+            return _stringify_keys(data), "yaml"
     if stripped.startswith("---"):
         try:
             data, body = bounded.front_matter(stripped, unique_keys=True)
@@ -280,7 +293,7 @@ def lock(
         "tool_version": __version__,
         "defaults": report.defaulted,
         "unknown_fields": sorted(set(fields) - KNOWN_FIELDS),
-        "source_file": Path(path).name,
+        "source_file": "(stdin)" if str(path) == "-" else Path(path).name,
     }
     run = trace.scaffold(fields["output_path"], trace.make_run_id(fields["objective"]))
     text = render_locked(fields)

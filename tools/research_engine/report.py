@@ -357,11 +357,12 @@ def _source_url(run: Run, ref: str) -> str | None:
 
 
 def read_deliverable(path: str | Path) -> str:
+    """The deliverable's text; `-` reads it from stdin (an agent passes it in a quoted heredoc)."""
     p = Path(path)
-    if not p.exists():
+    if str(path) != bounded.STDIN and not p.exists():
         raise BadInput(f"no deliverable at {p}", code="missing-file", field="file")
     try:
-        data = bounded.read_bytes(p, "deliverable")
+        data = bounded.read_input(p, "deliverable")
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(
@@ -369,8 +370,12 @@ def read_deliverable(path: str | Path) -> str:
         ) from exc
 
 
+def _label(path: str | Path) -> str:
+    return "(stdin)" if str(path) == bounded.STDIN else Path(path).name
+
+
 def check(run: Run, path: str | Path) -> CheckReport:
-    return check_text(run, read_deliverable(path), file=Path(path).name)
+    return check_text(run, read_deliverable(path), file=_label(path))
 
 
 # ---------------------------------------------------------------- finish
@@ -398,10 +403,10 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
 
     text = read_deliverable(path)
-    report = check_text(run, text, file=Path(path).name)
+    report = check_text(run, text, file=_label(path))
     if not report.ok:
         raise CheckFailed(
-            f"{Path(path).name} does not pass `report check` ({len(report.problems)} problem(s))",
+            f"{_label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
             code="report-check-failed",
             problems=report.problems,
             data=report.to_dict(),

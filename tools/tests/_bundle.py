@@ -55,10 +55,45 @@ def bash_blocks(text: str) -> list[str]:
     return [m.group(1) for m in BASH_BLOCK_RE.finditer(text)]
 
 
+HEREDOC_RE = re.compile(r"\s*<<-?\s*(['\"]?)(\w+)\1\s*$")
+
+
+@dataclass
+class Invocation:
+    """One command of a bash block: its line (the heredoc operator removed) and the heredoc it reads on
+    stdin, if any (`quoted`: the delimiter is quoted, so the shell expands nothing inside)."""
+
+    line: str
+    stdin: str | None = None
+    quoted: bool = True
+
+
+def block_invocations(block: str) -> list[Invocation]:
+    """The commands of one bash block (continuations joined, comments and blanks dropped, heredocs read)."""
+    lines = re.sub(r"\\\n\s*", " ", block).splitlines()
+    out: list[Invocation] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if not line or line.startswith("#"):
+            continue
+        m = HEREDOC_RE.search(line)
+        if not m:
+            out.append(Invocation(line))
+            continue
+        body = []
+        while i < len(lines) and lines[i].strip() != m.group(2):
+            body.append(lines[i])
+            i += 1
+        i += 1  # the delimiter
+        out.append(Invocation(line[: m.start()].rstrip(), "\n".join(body) + "\n", bool(m.group(1))))
+    return out
+
+
 def block_commands(block: str) -> list[str]:
-    """The command lines of one bash block (continuations joined, comments and blanks dropped)."""
-    joined = re.sub(r"\\\n\s*", " ", block)
-    return [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+    """The command lines of one bash block (heredoc bodies are input, not commands)."""
+    return [inv.line for inv in block_invocations(block)]
 
 
 def inline_commands(text: str) -> list[str]:
@@ -238,7 +273,6 @@ def classify_mention(token: str) -> str | None:
         return "run"
     if token.startswith(REPO_TOP) or token in (
         "AGENTS.md",
-        "CLAUDE.md",
         "README.md",
         "repo-manifest.json",
         "pyproject.toml",

@@ -1,4 +1,4 @@
-"""AGENTS.md, CLAUDE.md, repo-manifest.json and docs/claude-code.md agree with the code.
+"""AGENTS.md, repo-manifest.json and docs/claude-code.md agree with the code.
 
 Every command they name is walked through the typer app's command tree, and every path they name
 exists (repository paths on disk, trace-tree paths in `trace.artifact_path`).
@@ -21,7 +21,7 @@ from _bundle import (
     run_path_patterns,
 )
 
-DOCS = ["AGENTS.md", "CLAUDE.md", "docs/claude-code.md"]
+DOCS = ["AGENTS.md", "docs/claude-code.md"]
 
 
 def named_commands(text: str, root) -> list[str]:
@@ -108,7 +108,3 @@ def test_repo_manifest_names_every_command_the_skills_use():
         for line in documented_commands(path.read_text(encoding="utf-8")):
             used.add(" ".join(check_command_line(line, root).path))
     assert used <= set(manifest["commands"]), used - set(manifest["commands"])
-
-
-def test_claude_md_starts_by_importing_agents_md():
-    assert (ROOT / "CLAUDE.md").read_text(encoding="utf-8").splitlines()[0] == "@AGENTS.md"

@@ -24,7 +24,6 @@ from _bundle import (
 
 DOCS = [p.relative_to(ROOT).as_posix() for p in bundle_files()] + [
     "AGENTS.md",
-    "CLAUDE.md",
     "docs/claude-code.md",
 ]
 
@@ -101,14 +100,18 @@ def test_settings_allow_exactly_the_toolkit_invocation_the_skills_use():
         assert any(rule_regex(r).match(command) for r in bash_rules), f"not allow-listed: {command}"
 
 
-def test_settings_grant_file_access_only_to_the_run_directory_and_deny_unrecorded_fetching():
+def test_settings_grant_the_toolkit_and_the_bundle_skills_only_and_deny_unrecorded_fetching():
+    """No Write or Edit rule at all (every scratch input goes on stdin); Skill rules name only the bundle's
+    own skills; WebFetch and WebSearch are denied."""
     permissions = settings()["permissions"]
+    skills = {p.parent.name for p in skill_files()}
     for rule in permissions["allow"]:
         if rule.startswith("Bash("):
             continue
-        m = re.fullmatch(r"(Read|Edit)\((.+)\)", rule)
+        m = re.fullmatch(r"Skill\((.+)\)", rule)
         assert m, f"unexpected allow rule {rule}"
-        assert m.group(2) == "./runs/**", f"{rule} reaches beyond the run directory"
+        assert m.group(1) in skills, f"{rule} names no skill of the bundle"
+    assert {f"Skill({s})" for s in skills} <= set(permissions["allow"])
     assert {"WebFetch", "WebSearch"} <= set(permissions.get("deny", []))
 
 

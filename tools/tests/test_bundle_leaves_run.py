@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _bundle import PLACEHOLDER_RE, SKILLS_DIR, bash_blocks, block_commands
+import yaml
+from _bundle import PLACEHOLDER_RE, SKILLS_DIR, bash_blocks, block_invocations
 from conftest import shared_path
 
 PAGES = {
@@ -84,10 +85,13 @@ class Agent:
     def run(self, skill: str, index: int, expect: tuple[int, ...] = (0,), **values: str) -> dict[str, Any]:
         block = self.blocks(skill)[index]
         envelope: dict[str, Any] = {}
-        for line in block_commands(block):
-            words = shlex.split(line)
+        for inv in block_invocations(block):
+            words = shlex.split(inv.line)
             filled = [self._fill(skill, index, w, values) for w in words[1:]]
-            code, out, err, envelope = self._invoke(filled)
+            stdin = None if inv.stdin is None else self._fill(skill, index, inv.stdin, values)
+            assert inv.stdin is None or inv.quoted, f"{skill} block {index}: an unquoted heredoc expands"
+            code, out, err, envelope = self._invoke(filled, stdin)
+            line = inv.line
             assert code in expect, (
                 f"{skill} block {index}: `{line}` exited {code}\n"
                 f"filled: {filled}\nstdout: {out}\nstderr: {err}"
@@ -96,13 +100,13 @@ class Agent:
         return envelope
 
     @staticmethod
-    def _invoke(args: list[str]) -> tuple[int, str, str, dict[str, Any]]:
+    def _invoke(args: list[str], stdin: str | None = None) -> tuple[int, str, str, dict[str, Any]]:
         """In-process, like the `cli` fixture, but a usage error (no envelope) is reported, not raised."""
         from typer.testing import CliRunner
 
         from research_engine.cli import app
 
-        result = CliRunner().invoke(app, args, catch_exceptions=False)
+        result = CliRunner().invoke(app, args, input=stdin, catch_exceptions=False)
         lines = result.stdout.strip().splitlines()
         try:
             envelope = json.loads(lines[-1]) if lines else {}
@@ -215,17 +219,21 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     agent = Agent()
 
     # -- the composer: intake and lock ------------------------------------------------------------
-    brief = tmp_path / "brief.request.md"
-    brief.write_text(
+    brief_file = tmp_path / "brief.yaml"  # a brief the user already has, named in the request
+    brief_file.write_text("objective: How should a Python program choose between threads and asyncio?\n")
+    assert agent.run("research", 0, expect=(2,), BRIEF=str(brief_file))["data"]["questions"]
+    request = (
+        "---\nobjective: How should a Python program choose between threads, processes and asyncio?\n---\n"
+    )
+    asked = agent.run("research", 1, expect=(2,), BRIEF_AS_FRONT_MATTER_AND_REQUEST=request)["data"]
+    assert {q["field"] for q in asked["questions"]} >= {"deliverable", "output_path"}
+    brief = (
         "---\nobjective: How should a Python program choose between threads, processes and asyncio?\n"
         f"deliverable: a cited memo\noutput_path: {tmp_path / 'runs'}\ndepth: quick\n"
-        "claim_types: [technical, factual]\nrecency: any\n---\n",
-        encoding="utf-8",
+        "claim_types: [technical, factual]\nrecency: any\n---\n"
     )
-    checked = agent.run("research", 0, BRIEF=str(brief))
-    assert checked["ok"]
-    run = agent.run("research", 1, BRIEF=str(brief))["data"]["run_root"]
-    assert agent.run("research", 2, RUN=run)["data"]["valid"]
+    run = agent.run("research", 2, COMPLETE_BRIEF=brief)["data"]["run_root"]
+    assert agent.run("research", 3, RUN=run)["data"]["valid"]
 
     # -- decompose: one sub-question per angle -----------------------------------------------------
     for sq, (text, _, _) in QUERIES.items():
@@ -252,10 +260,8 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
         judged = [
             {**c, "reason": f"the page answers {sq} directly", "source_type": "primary"} for c in candidates
         ]
-        candidates_file = Path(run) / "work" / f"{sq}.candidates.json"
-        candidates_file.parent.mkdir(exist_ok=True)
-        candidates_file.write_text(json.dumps(judged), encoding="utf-8")
-        chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_FILE=str(candidates_file))["data"]
+        listed = yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)
+        chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_YAML=listed)["data"]
         assert chosen["chosen"], f"{sq}: nothing chosen"
         found[sq] = chosen["chosen"]
 
@@ -346,39 +352,38 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     assert closed["summary"]["grounding_score"] == 1.0
 
     # -- control: the critic's gap, closed, then the controller ------------------------------------
+    assert agent.run("research-control", 0, RUN=run)["data"]["gaps"] == []
     gap = agent.run(
         "research-control",
-        0,
+        1,
         RUN=run,
         SQ="SQ-04",
         WHAT_IS_MISSING="benchmarks of asyncio under load",
         QUERY_THAT_WOULD_CLOSE_IT="asyncio benchmark CPU-bound event loop",
     )["data"]["id"]
     agent.run(
-        "research-control", 1, RUN=run, GAP=gap, WHY="the counter-angle source already states the limit"
+        "research-control", 2, RUN=run, GAP=gap, WHY="the counter-angle source already states the limit"
     )
-    agent.run("research-control", 2, RUN=run)
     decision = agent.run("research-control", 3, RUN=run)["data"]
     assert decision["action"] == "stop" and decision["stop_reason"] == "criterion-met", decision
-    agent.run("research", 2, RUN=run)
+    agent.run("research", 3, RUN=run)
 
     # -- synthesize: the draft cites claims only; check, finish, validate --------------------------
-    draft = Path(run) / "work" / "result.draft.md"
-    draft.write_text(
+    draft = (
         "# Threads, processes or asyncio\n\n"
         f"In CPython only one thread runs Python bytecode at a time ({ids['SQ-01']}), "
         "so threads suit waiting, "
         f"not computing. For CPU-bound work a process pool uses several cores at once ({ids['SQ-03']}).\n\n"
         f"asyncio has been in the standard library since Python 3.4 in 2014 ({ids['SQ-02']}). "
         "A coroutine that "
-        f"computes without awaiting blocks the whole event loop ({ids['SQ-04']}).\n",
-        encoding="utf-8",
+        f"computes without awaiting blocks the whole event loop ({ids['SQ-04']}).\n"
     )
-    agent.run("research-synthesize", 0, RUN=run, DRAFT=str(draft))
-    finished = agent.run("research-synthesize", 1, RUN=run, DRAFT=str(draft))["data"]
+    agent.run("research-synthesize", 0, RUN=run, DRAFT_MARKDOWN=draft)
+    finished = agent.run("research-synthesize", 1, RUN=run, DRAFT_MARKDOWN=draft)["data"]
     assert Path(finished["result"]).name == "result.md" or finished["result"].endswith("synthesis/result.md")
     assert agent.run("research-synthesize", 2, RUN=run)["data"]["valid"]
     assert (Path(run) / "synthesis" / "result.md").is_file()
+    assert not (Path(run) / "work").exists(), "no scratch file: every input went on stdin"
 
     agent.assert_every_block_ran()
 

@@ -69,7 +69,7 @@ def test_names_are_unique_across_skills_and_agents_separately():
     assert len(agent_names) == len(set(agent_names))
 
 
-@pytest.mark.parametrize("rel", BUNDLE + ["AGENTS.md", "CLAUDE.md", "docs/claude-code.md"])
+@pytest.mark.parametrize("rel", BUNDLE + ["AGENTS.md", "docs/claude-code.md"])
 def test_every_relative_link_resolves(rel):
     path = ROOT / rel
     text = path.read_text(encoding="utf-8")
@@ -82,7 +82,7 @@ def test_every_relative_link_resolves(rel):
     assert not broken, f"{rel}: broken links {broken}"
 
 
-@pytest.mark.parametrize("rel", BUNDLE + ["AGENTS.md", "CLAUDE.md", "docs/claude-code.md"])
+@pytest.mark.parametrize("rel", BUNDLE + ["AGENTS.md", "docs/claude-code.md"])
 def test_every_path_mentioned_resolves(rel):
     """Repository paths exist; trace-tree paths are ones `trace.artifact_path` knows."""
     patterns = run_path_patterns()

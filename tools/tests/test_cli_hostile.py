@@ -81,6 +81,7 @@ TEMPLATES: dict[str, list[str]] = {
     "report check": ["{file}", "--run", "{run}"],
     "report finish": ["{file}", "--run", "{run}"],
     "corpus serve": ["{file}", "--host", "127.0.0.1", "--port", "0"],
+    "bundle plugin": ["--root", "{out}", "--check"],
 }
 
 # Files a command may legitimately add to a run directory even when it fails (bookkeeping), and

@@ -87,6 +87,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("url", "url_cmd", "Check URLs against the SSRF guard; print canonical keys."),
     ("robots", "robots_cmd", "robots.txt (RFC 9309) checks."),
     ("corpus", "corpus_cmd", "Serve a local document collection with a SearXNG-compatible search."),
+    ("bundle", "bundle_cmd", "The Claude Code skill bundle (in a checkout)."),
 )
 
 # The root app's settings; a command module is converted under the same ones (typer hands them down).

@@ -13,7 +13,8 @@ from research_engine.errors import ExitCode
 brief_app = typer.Typer(help="Check and lock research briefs.", no_args_is_help=True)
 
 FileArg = Annotated[
-    Path, typer.Argument(help="A brief: YAML, Markdown with YAML front matter, or a plain request.")
+    Path,
+    typer.Argument(help="A brief: YAML, Markdown with YAML front matter, or a plain request; - reads stdin."),
 ]
 
 

@@ -11,7 +11,9 @@ from research_engine.cli._common import JsonOpt, Result, RunOpt, run_command
 from research_engine.errors import ExitCode
 
 report_app = typer.Typer(help="Check and finish the deliverable (synthesis/result.md).", no_args_is_help=True)
-FileArg = Annotated[Path, typer.Argument(help="The deliverable, a Markdown file citing claims as CLM-NN.")]
+FileArg = Annotated[
+    Path, typer.Argument(help="The deliverable, a Markdown file citing claims as CLM-NN (- reads stdin).")
+]
 
 
 def register(app: typer.Typer) -> None:

@@ -24,8 +24,9 @@ def log(
         Path,
         typer.Option(
             "--candidates",
-            help="FILE.json: the candidates considered, each "
-            "with the agent's reason (schema/candidates.schema.json).",
+            help="FILE (or - for stdin): the candidates considered, each with the agent's reason "
+            "(schema/candidates.schema.json), as JSON or as a YAML list (what an agent passes in a heredoc: "
+            "Claude Code refuses a shell command holding JSON's braces and quotes).",
         ),
     ],
     as_of: Annotated[
@@ -57,7 +58,8 @@ def log(
             except ValueError as exc:
                 raise BadInput(f"--as-of {as_of!r} is not a date (YYYY-MM-DD)", field="as_of") from exc
         try:
-            payload = bounded.load_json(bounded.read_bytes(candidates, "candidates"), "the candidates file")
+            raw = bounded.read_input(candidates, "candidates")
+            payload = _parse_candidates(raw)
         except BadInput as exc:
             code = exc.code if exc.code in ("input-too-large", "path-too-long") else "unreadable-candidates"
             raise BadInput(
@@ -90,3 +92,41 @@ def log(
         )
 
     run_command("select log", json_, body)
+
+
+def _parse_candidates(raw: bytes) -> object:
+    """JSON when the text starts like JSON (`[` or `{`), else YAML (a list in block style)."""
+    from research_engine import bounded, libraries
+    from research_engine.errors import BadInput
+
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput("the candidates are not UTF-8 text", code="unreadable-candidates") from exc
+    if not text.strip():
+        raise BadInput("the candidates are empty", code="unreadable-candidates")
+    if text.lstrip()[:1] in ("[", "{"):
+        return bounded.load_json(text, "the candidates file")
+    yaml = libraries.yaml()
+    try:
+        value = _plain(bounded.load_yaml(text))
+    except bounded.YamlRefused as exc:
+        raise BadInput(f"the candidates are refused: {exc}", code="refused-yaml") from exc
+    except yaml.YAMLError as exc:
+        raise BadInput(f"the candidates are neither JSON nor YAML: {exc}", code="malformed-yaml") from exc
+    if not isinstance(value, list | dict):
+        raise BadInput("the candidates are not a list (JSON, or YAML in block style)", code="malformed-yaml")
+    return value
+
+
+def _plain(value: object) -> object:
+    """YAML's dates and timestamps as the ISO strings JSON would have carried."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value

@@ -30,6 +30,14 @@ def prepare(
         list[str] | None,
         typer.Option("--claims", help="Claim ids (comma-separated or repeated); default: all active."),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Who runs the verification (the Claude Code agent, research-verifier); recorded as the "
+            "worksheet's prepared_by, and `validate` flags any other name.",
+        ),
+    ] = None,
     allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -43,7 +51,7 @@ def prepare(
         the_run = trace.open_run(run)
         config = settings()
         fetch_policy_for(config, the_run, allow_host, "verify prepare")  # records --allow-host in run.json
-        out = verify.prepare(the_run, claims, settings=config)
+        out = verify.prepare(the_run, claims, settings=config, agent=agent)
         lines = [
             f"cycle {out['cycle']}: {len(out['claims'])} claim(s) checked, "
             f"{out['sources_fetched']} source(s) re-fetched; worksheet {out['worksheet']}"

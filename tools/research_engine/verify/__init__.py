@@ -10,7 +10,9 @@ Three steps, each a command:
   copy (`floor`): cited at all, source reachable, changed since retrieval (digest
   differs), quote found (exact or normalized, with its score, else the closest window),
   numbers in the claim carried by its quotes. The checks set each claim's FLOOR, the
-  loosest verdict the evidence allows. Written to verify/worksheet.md.
+  loosest verdict the evidence allows. Written to verify/worksheet.md, with `prepared_by`:
+  the Claude Code agent that ran it (`--agent`), carried into the contestation at close;
+  `check_verify` flags any name but the research-verifier agent's.
 - `record` (`worksheet`): the verifier's verdict for one claim, as CHL-NN in the
   worksheet. A verdict looser than the floor is not accepted: the floor is recorded
   instead (`forced: true`, the requested verdict kept) and the call exits 1. At most one

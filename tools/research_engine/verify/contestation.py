@@ -20,7 +20,14 @@ from research_engine import claims as ledger
 from research_engine.artifacts import ValidationReport, load_checked, read_markdown, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.trace import Run, atomic_write_text, iso
-from research_engine.verify.worksheet import claims_by_id, load_worksheet, record, write_worksheet
+from research_engine.verify.worksheet import (
+    VERIFIER_AGENT,
+    VERIFIER_NAMES,
+    claims_by_id,
+    load_worksheet,
+    record,
+    write_worksheet,
+)
 from research_engine.vocabulary import Verdict, stricter_or_equal
 
 ARCHIVE_RE = re.compile(r"contestation\.cycle-(\d+)\.md")
@@ -102,6 +109,8 @@ def close(run: Run) -> dict[str, Any]:
             "challenges": challenges,
             "summary": summary,
         }
+        if sheet.get("prepared_by"):
+            meta["prepared_by"] = list(sheet["prepared_by"])
         _write_contestation(run, meta)
         sheet["closed_at"] = meta["closed_at"]
         write_worksheet(run, sheet)
@@ -177,6 +186,8 @@ def check_verify(run: Run, report: ValidationReport) -> None:
     sheet_path = run.path("worksheet")
     if sheet_path.is_file():
         sheet = load_checked(run, report, sheet_path, "worksheet")
+        if sheet:
+            _check_prepared_by(report, sheet_path, sheet)
         if sheet and claims is not None:
             for row in sheet["claims"]:
                 if row["claim"] not in claims:
@@ -199,6 +210,7 @@ def check_verify(run: Run, report: ValidationReport) -> None:
             report.add(
                 path, f"archived as cycle {int(m.group(1))} but says cycle {meta['cycle']}", "cross-reference"
             )
+        _check_prepared_by(report, path, meta)
         if summarize(meta["challenges"]) != meta["summary"]:
             report.add(path, "the summary does not match the challenges", "cross-reference", "summary")
         for chl in meta["challenges"]:
@@ -216,3 +228,16 @@ def check_verify(run: Run, report: ValidationReport) -> None:
             if chl["id"] in seen_chl:  # a cycle's challenges live in exactly one contestation file
                 report.add(path, f"{chl['id']} also appears in {seen_chl[chl['id']]}", "duplicate-id")
             seen_chl[chl["id"]] = where
+
+
+def _check_prepared_by(report: ValidationReport, path: Any, meta: dict[str, Any]) -> None:
+    """A cycle prepared by an agent other than the verifier is not an independent verification."""
+    for agent in meta.get("prepared_by") or []:
+        if agent not in VERIFIER_NAMES:
+            report.add(
+                path,
+                f"cycle {meta['cycle']} was verified by {agent!r}, not the {VERIFIER_AGENT} agent: "
+                "the verification is not independent",
+                "verifier-identity",
+                "prepared_by",
+            )

@@ -25,6 +25,10 @@ from research_engine.verify.refetch import refetch_sources
 from research_engine.vocabulary import VERDICT_STRICTNESS, ClaimStatus, Verdict, stricter_or_equal
 
 CLAIM_ID_RE = re.compile(r"CLM-[0-9]{2,}")
+VERIFIER_AGENT = "research-verifier"
+# The names the verifier agent has in Claude Code: as a project agent, and namespaced by the plugin.
+VERIFIER_NAMES = frozenset({VERIFIER_AGENT, "research-engine:" + VERIFIER_AGENT})
+AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 
 
 def claims_by_id(run: Run) -> dict[str, dict[str, Any]]:
@@ -84,9 +88,21 @@ def _corroboration_of(challenges: list[dict[str, Any]], clm: str) -> str | None:
 
 
 def prepare(
-    run: Run, claim_ids: list[str] | None = None, *, client: Any = None, settings: Settings | None = None
+    run: Run,
+    claim_ids: list[str] | None = None,
+    *,
+    client: Any = None,
+    settings: Settings | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
-    """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet."""
+    """Re-fetch the sources the chosen claims cite (default: every active claim); write the worksheet.
+
+    `agent` names who runs the verification (the Claude Code agent; the bundle's hook lets only the
+    research-verifier agent run it). It is recorded in the worksheet's `prepared_by` and carried into the
+    contestation at close, so `validate` can flag a cycle that another agent prepared.
+    """
+    if agent is not None and not AGENT_NAME_RE.fullmatch(agent):
+        raise BadInput(f"not an agent name: {agent!r}", code="bad-agent", field="agent")
     wanted = _parse_claim_ids(claim_ids)
     every = claims_by_id(run)
     if wanted is None:
@@ -144,10 +160,13 @@ def prepare(
         keep = [row for row in sheet["claims"] if row["claim"] not in {r["claim"] for r in rows}]
         sheet["claims"] = sorted(keep + rows, key=lambda r: ids.sort_key(r["claim"]))
         sheet["prepared_at"] = iso()
+        if agent is not None and agent not in sheet.setdefault("prepared_by", []):
+            sheet["prepared_by"].append(agent)
         write_worksheet(run, sheet)
     return {
         "cycle": sheet["cycle"],
         "worksheet": run.relative(run.path("worksheet")),
+        "prepared_by": sheet.get("prepared_by", []),
         "claims": rows,
         "skipped_already_judged": skipped,
         "sources_fetched": len(refs),
