@@ -538,6 +538,8 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         if isinstance(model, dict)
         else "Model: none (claims and verdicts supplied by the agent through the toolkit)"
     )
+    if isinstance(model, dict) and model.get("use"):
+        lines += ["", *(f"- {escaping.text(line)}" for line in runrecord.describe_model_use(model["use"]))]
     sources = retrieve.list_sources(run)
     cached = 0
     lines += ["", "| source | sha256 at retrieval | verifier's copy | cache |", "|---|---|---|---|"]

@@ -122,3 +122,45 @@ def note_overrides(run: Run, client: Any, secrets: Sequence[str] = (), **context
             if k != "kind"
         }
         add_event(run, str(override.get("kind", "override")), **context, **details)
+
+
+def add_model_use(earlier: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """Two per-stage model-use tables (run.json `model.use`) added up, stage by stage and kind by kind."""
+    out: dict[str, Any] = {}
+    for stage in sorted(set(earlier) | set(now)):
+        a, b = earlier.get(stage) or {}, now.get(stage) or {}
+        merged: dict[str, Any] = {}
+        for key in sorted(set(a) | set(b)):
+            x, y = a.get(key), b.get(key)
+            if isinstance(x, dict) or isinstance(y, dict):
+                kinds = {**(x or {})}
+                for kind, n in (y or {}).items():
+                    kinds[kind] = kinds.get(kind, 0) + n
+                merged[key] = dict(sorted(kinds.items()))
+            else:
+                merged[key] = round((x or 0) + (y or 0), 3)
+        out[stage] = merged
+    return out
+
+
+def describe_model_use(use: dict[str, Any]) -> list[str]:
+    """One line per stage of who did the work, for the deliverable's reproducibility footer:
+    "consolidate: model, 4 calls; extractive fallback 2 times (after 3 context-length errors; 1
+    quote-not-in-source reply rejected)"."""
+    lines = []
+    for stage, figures in use.items():
+        calls, fallbacks = int(figures.get("calls") or 0), int(figures.get("fallbacks") or 0)
+        failures = ", ".join(f"{n} {kind} error(s)" for kind, n in (figures.get("failures") or {}).items())
+        rejected = ", ".join(f"{n} {kind}" for kind, n in (figures.get("rejections") or {}).items())
+        why = "; ".join(
+            part for part in (failures and f"after {failures}", rejected and f"{rejected} rejected") if part
+        )
+        if not fallbacks:
+            done = f"model, {calls} call(s)"
+        elif not calls:
+            done = f"extractive fallback {fallbacks} time(s), no model reply"
+        else:
+            done = f"model, {calls} call(s); extractive fallback {fallbacks} time(s)"
+        tokens = int(figures.get("prompt_tokens") or 0) + int(figures.get("completion_tokens") or 0)
+        lines.append(f"{stage}: {done}" + (f" ({why})" if why else "") + f", {tokens} tokens")
+    return lines

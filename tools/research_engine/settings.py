@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from research_engine.errors import BadInput
 from research_engine.redaction import redact_url
 
 # The public defaults; each is overridable by its variable in `BASE_URL_VARS`.
@@ -55,6 +56,8 @@ VARIABLES: dict[str, str] = {
     "RESEARCH_ENGINE_MODEL_BASE_URL": "model_base_url",
     "RESEARCH_ENGINE_MODEL": "model",
     "RESEARCH_ENGINE_MODEL_API_KEY": "model_api_key",
+    "RESEARCH_ENGINE_MODEL_TIMEOUT": "model_timeout",
+    "RESEARCH_ENGINE_MODEL_CONTEXT": "model_context",
     "RESEARCH_ENGINE_ALLOW_PRIVATE": "allow_private",
     "RESEARCH_ENGINE_ALLOW_HOSTS": "allow_hosts",
     "RESEARCH_ENGINE_CACHE_DIR": "cache_dir",
@@ -77,6 +80,22 @@ def _text(environ: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
+def _positive(environ: Mapping[str, str], name: str, kind: type[int] | type[float]) -> Any:
+    """A positive number from `name`, or None when unset; a clear error (exit 2) when it is not one."""
+    value = _text(environ, name)
+    if value is None:
+        return None
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if not number > 0:
+        raise BadInput(
+            f"{name} must be a positive {kind.__name__}, not {value!r}", code="bad-setting", field=name
+        )
+    return number
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where the engine's services are and what they may do. Immutable; `replace` derives a variant."""
@@ -91,6 +110,10 @@ class Settings:
     model_base_url: str | None = None
     model: str | None = None
     model_api_key: str | None = field(default=None, repr=False)
+    # Seconds one model call may take (a CPU model needs minutes; page fetches keep their own timeouts).
+    model_timeout: float | None = None
+    # The model's context window in tokens; None: what the server reports, else a conservative default.
+    model_context: int | None = None
     base_urls: dict[str, str] = field(default_factory=dict)  # overrides of DEFAULT_BASE_URLS
     allow_private: bool = False
     # Hosts (HOST or HOST:PORT) allowed despite a private address; net.guard.parse_allow_host checks them.
@@ -119,6 +142,8 @@ class Settings:
             model_base_url=_text(env, "RESEARCH_ENGINE_MODEL_BASE_URL"),
             model=_text(env, "RESEARCH_ENGINE_MODEL"),
             model_api_key=_text(env, "RESEARCH_ENGINE_MODEL_API_KEY"),
+            model_timeout=_positive(env, "RESEARCH_ENGINE_MODEL_TIMEOUT", float),
+            model_context=_positive(env, "RESEARCH_ENGINE_MODEL_CONTEXT", int),
             base_urls={
                 name: value for name, var in BASE_URL_VARS.items() if (value := _text(env, var)) is not None
             },

@@ -221,8 +221,8 @@ def artifact_path(
             return root / "work"
         case "cassette_dir":  # recorded HTTP exchanges (engine.cassette): index.json + bodies/
             return root / "cassette"
-        case "prompts_dir":  # model prompts and replies, written only in verbose mode (engine.openai_model)
-            return root / "model" / "prompts"
+        case "model_exchanges":  # model requests and replies, kept with `run -v` (engine.model_exchange)
+            return root / "model"
         case "state":
             return root / ".state" / f"{_valid_id('name', name)}.json"
         case "spend_ledger":  # a headless run's spend, appended as it happens (engine.metering)

@@ -263,3 +263,41 @@ class FetchError(StrEnum):
     TOO_MANY_REDIRECTS = "too-many-redirects"
     REDIRECT_LOOP = "redirect-loop"
     EMPTY = "empty"
+
+
+class ModelStage(StrEnum):
+    """The judgement steps a headless run asks a model for (run.json `model.use` is keyed by them)."""
+
+    DECOMPOSE = "decompose"
+    QUERIES = "queries"
+    SELECT = "select"
+    CONSOLIDATE = "consolidate"
+    VERIFY = "verify"
+    CRITIC = "critic"
+    WRITE = "write"
+
+
+class ModelFailure(StrEnum):
+    """Why a model call failed, classified from the server's answer (each has its own reaction)."""
+
+    CONTEXT_LENGTH = "context-length"  # the prompt and the answer room exceed the context: trim and re-ask
+    UNSUPPORTED_PARAMETER = "unsupported-parameter"  # e.g. response_format: step down the output ladder
+    TIMEOUT = "timeout"  # never resent blindly: a single-slot server is still working on it
+    RATE_LIMITED = "rate-limited"  # 429: retried once after Retry-After
+    SERVER_ERROR = "server-error"  # 5xx
+    BAD_REQUEST = "bad-request"  # another 4xx
+    NETWORK = "network"  # connection refused or reset
+    BAD_REPLY = "bad-reply"  # a 200 that is not a chat completion
+
+
+class ModelRejection(StrEnum):
+    """Why a model's reply was not used (counted per stage, an event each)."""
+
+    NOT_JSON = "not-json"
+    TRUNCATED = "truncated"  # finish_reason "length": the reply was cut off
+    SCHEMA = "schema"  # valid JSON of the wrong shape
+    PLACEHOLDER = "placeholder"  # "...", "<source id>", "reject" as a reason: the template echoed back
+    EMPTY = "empty"
+    QUOTE_NOT_IN_SOURCE = "quote-not-in-source"  # a claim whose quote is not in the cited source
+    UNCITED = "uncited"  # a deliverable with no claim citation
+    PROSE_CHECK = "prose-check"  # a deliverable `report check` refused

@@ -255,7 +255,16 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
+_verbosity = {"level": 0}
+
+
+def verbosity() -> int:
+    """How many -v the command line gave (`run -v` also keeps the model's exchanges in the trace)."""
+    return _verbosity["level"]
+
+
 def setup_logging(verbose: int, quiet: bool) -> None:
+    _verbosity["level"] = 0 if quiet else verbose
     level = logging.WARNING
     if quiet:
         level = logging.ERROR

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command, settings
+from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command, settings, verbosity
 from research_engine.errors import BadInput, ExitCode
 from research_engine.vocabulary import Depth
 
@@ -121,6 +121,9 @@ def run(
     and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
     an event in run.json and the run goes on without it.
 
+    With `research-engine -v run ...` every model exchange (request, parameters, reply, usage, timing) is
+    kept under <run>/model/, with known secrets scrubbed.
+
     Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
     labelled result is written when there was anything to say), 8 when it completed without one supported
     claim (result.md says no finding could be supported, what was searched and refused, and the open
@@ -138,7 +141,9 @@ def run(
             if resume_run is not None:
                 if brief is not None:
                     raise BadInput("give a BRIEF or --resume RUN, not both", code="bad-options")
-                outcome = loop.resume(resume_run, settings=settings(), progress=progress)
+                outcome = loop.resume(
+                    resume_run, settings=settings(), progress=progress, keep_exchanges=verbosity() >= 1
+                )
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
@@ -167,6 +172,7 @@ def run(
                     allow_hosts=list(allow_host or []),
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
+                    keep_exchanges=verbosity() >= 1,
                 )
                 outcome = loop.run(brief, options, settings=settings(), progress=progress)
         finally:

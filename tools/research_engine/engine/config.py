@@ -49,6 +49,8 @@ class EngineOptions:
     # Source modalities gathered from (`--sources`): None means all three for a new run, the recorded
     # list for a replay (absent in an old cassette: web only) and web only for an old journal.
     sources: list[str] | None = None
+    # Keep every model exchange under <run>/model/ (`run -v`): request, parameters, reply, usage, timing.
+    keep_exchanges: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

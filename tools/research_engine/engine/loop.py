@@ -132,13 +132,22 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             name = self.options.model
             kw: dict[str, Any] = {}
             if name.split(":", 1)[0] == "openai":
-                kw["client"] = self.client
+                # Its own client and timeout (a model call takes minutes, a page seconds), recorded in the
+                # cassette like every other exchange; failures and fallbacks become run.json events.
+                kw["client_options"] = client_kwargs(self.cassette) if self.cassette is not None else None
+                kw["on_event"] = self._event
+                if self.options.keep_exchanges:
+                    kw["record_dir"] = self.run.path("model_exchanges")
             model = make_model(name, settings=self.settings, **kw)
         self.raw_model = model
+        # Model use per stage adds up over sessions: what earlier ones counted is carried under this one's.
+        self.journal.data["model_use_carried"] = self.journal.data.get("model_use") or {}
         self.budget.model_usage = model.usage  # tokens count; a model call is not a provider call
         self.model = TimedModel(model, self.clock, self.budget)
 
     def close(self) -> None:
+        with suppress(Exception):
+            getattr(self.raw_model, "close", lambda: None)()
         for client in self._clients:
             # Closing is best effort; the run's state is already on disk.
             with suppress(Exception):
@@ -409,14 +418,16 @@ def reopen(
     progress: Progress | None = None,
     model: Any = None,
     budget_overrides: dict[str, int] | None = None,
+    keep_exchanges: bool | None = None,
 ) -> Engine:
-    """Reopen a run for `--resume`: the options and configuration it was started with."""
+    """Reopen a run for `--resume`: the options and configuration it was started with (`keep_exchanges`,
+    when given, is this session's `-v`)."""
 
     run = trace.open_run(run_dir)
     # One writer: the lock is taken before the journal is read, so no second resume acts on a stale one.
     writer = trace.acquire_writer(run, "run --resume")
     try:
-        return _reopen(run, writer, settings, progress, model, budget_overrides)
+        return _reopen(run, writer, settings, progress, model, budget_overrides, keep_exchanges)
     except BaseException:
         writer.release()
         raise
@@ -429,6 +440,7 @@ def _reopen(
     progress: Progress | None,
     model: Any,
     budget_overrides: dict[str, int] | None,
+    keep_exchanges: bool | None = None,
 ) -> Engine:
     journal = Journal(run)
     if not journal.exists:
@@ -441,6 +453,8 @@ def _reopen(
     options = EngineOptions(**{k: v for k, v in journal.data.get("options", {}).items() if k in known})
     if budget_overrides:
         options.budget_overrides.update(budget_overrides)
+    if keep_exchanges is not None:
+        options.keep_exchanges = keep_exchanges
     if options.sources is None:
         options.sources = ["web"]  # started before --sources existed: it gathered from the web only
     recorded = journal.data.get("config") or {}
@@ -479,9 +493,16 @@ def resume(
     settings: Settings | None = None,
     progress: Progress | None = None,
     model: Any = None,
+    keep_exchanges: bool | None = None,
 ) -> Outcome:
     """Continue a run from its trace tree, redoing only unfinished work."""
-    engine = reopen(run_dir, settings=settings or Settings(), progress=progress, model=model)
+    engine = reopen(
+        run_dir,
+        settings=settings or Settings(),
+        progress=progress,
+        model=model,
+        keep_exchanges=keep_exchanges,
+    )
     if engine.journal.data.get("status") == "done":
         engine.close()
         return engine._outcome()

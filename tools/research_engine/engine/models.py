@@ -30,22 +30,75 @@ SELECTION_HINTS: tuple[str, ...] = tuple(SelectionHint)  # a selection judgement
 
 
 @dataclass
+class StageUse:
+    """One stage's model use: calls, tokens and seconds, and what went wrong, by kind."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    failures: dict[str, int] = field(default_factory=dict)  # vocabulary.ModelFailure -> count
+    rejections: dict[str, int] = field(default_factory=dict)  # vocabulary.ModelRejection -> count
+    reasks: int = 0  # a second call after a rejected or failed first one
+    fallbacks: int = 0  # answers given by the extractive rule instead
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 3),
+            "failures": dict(sorted(self.failures.items())),
+            "rejections": dict(sorted(self.rejections.items())),
+            "reasks": self.reasks,
+            "fallbacks": self.fallbacks,
+        }
+
+
+@dataclass
 class Usage:
-    """Running totals for one model: calls and tokens (model_tokens = prompt + completion)."""
+    """Running totals for one model (model_tokens = prompt + completion), and the same per stage."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     fallbacks: int = 0  # replies that could not be used, replaced by the extractive rule
+    stages: dict[str, StageUse] = field(default_factory=dict)
 
     @property
     def model_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+    def stage(self, name: str) -> StageUse:
+        return self.stages.setdefault(name, StageUse())
+
+    def add(
+        self,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        *,
+        stage: str | None = None,
+        seconds: float = 0.0,
+    ) -> None:
+        prompt_tokens, completion_tokens = max(0, int(prompt_tokens)), max(0, int(completion_tokens))
         self.calls += 1
-        self.prompt_tokens += max(0, int(prompt_tokens))
-        self.completion_tokens += max(0, int(completion_tokens))
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        if stage is not None:
+            use = self.stage(stage)
+            use.calls += 1
+            use.prompt_tokens += prompt_tokens
+            use.completion_tokens += completion_tokens
+            use.seconds += seconds
+
+    def count(self, stage: str, kind: str, *, failure: bool) -> None:
+        """One failure (a call that got no reply) or rejection (a reply not used) of `kind` in `stage`."""
+        bucket = self.stage(stage).failures if failure else self.stage(stage).rejections
+        bucket[kind] = bucket.get(kind, 0) + 1
+
+    def fell_back(self, stage: str) -> None:
+        self.fallbacks += 1
+        self.stage(stage).fallbacks += 1
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -55,6 +108,9 @@ class Usage:
             "model_tokens": self.model_tokens,
             "fallbacks": self.fallbacks,
         }
+
+    def per_stage(self) -> dict[str, dict[str, Any]]:
+        return {name: use.to_dict() for name, use in self.stages.items()}
 
 
 @dataclass

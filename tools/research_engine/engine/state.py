@@ -73,6 +73,7 @@ class EngineState:
             self.writer.release()
 
     def _save_spend(self) -> None:
+        model_use = self._model_use()
         spent = self.budget.spent()
         self.journal.data["spent"] = spent
         timings = dict(self.journal.data.get("timings") or {})
@@ -85,8 +86,23 @@ class EngineState:
         def change(rec: dict[str, Any]) -> None:
             budgets = rec.setdefault("budgets", {"set": {}, "spent": {}})
             budgets["spent"] = dict(spent)
+            if model_use is not None and isinstance(rec.get("model"), dict):
+                rec["model"].update(model_use)
 
         runrecord.update(self.run, change)
+
+    def _model_use(self) -> dict[str, Any] | None:
+        """run.json's model figures: per stage (this session's on top of earlier sessions', kept in the
+        journal), and what the model says of itself (context window, output mode)."""
+        usage = getattr(self.raw_model, "usage", None)
+        if usage is None or not hasattr(usage, "per_stage"):
+            return None
+        if not usage.stages:
+            return None  # the extractive model: nothing to count
+        use = runrecord.add_model_use(self.journal.data.get("model_use_carried") or {}, usage.per_stage())
+        self.journal.data["model_use"] = use
+        described = getattr(self.raw_model, "describe", None)
+        return {"use": use, **(described() if callable(described) else {})}
 
     def step(self, key: str, fn: Callable[[], Any]) -> Any:
         """Run `fn` unless the journal says `key` is done; journal its result."""

@@ -14,6 +14,7 @@ from research_engine.engine.models import Section
 from research_engine.engine.state import EngineState
 from research_engine.errors import BudgetSpent, CheckFailed
 from research_engine.trace import atomic_write_text, iso
+from research_engine.vocabulary import ModelRejection, ModelStage
 
 
 class SynthesisStages(EngineState):
@@ -67,6 +68,10 @@ class SynthesisStages(EngineState):
             # The model's deliverable failed `report check`: note why and write the extractive one.
             self._event("deliverable-rejected", problems=[p.message for p in checked.problems])
             self.progress.note("deliverable-rejected", problems=len(checked.problems))
+            usage = getattr(self.raw_model, "usage", None)
+            if usage is not None and hasattr(usage, "fell_back"):
+                usage.count(ModelStage.WRITE, ModelRejection.PROSE_CHECK, failure=False)
+                usage.fell_back(ModelStage.WRITE)
             text = ExtractiveModel().write(self.brief, sections)
             atomic_write_text(draft, text)
             fallback = True
@@ -79,6 +84,7 @@ class SynthesisStages(EngineState):
                     problems=checked.problems,
                 )
             return {"result": None, "fallback_writer": fallback, "partial": partial}
+        self._save_spend()  # run.json's model use, which the deliverable's footer states, is current
         finished = report.finish(self.run, draft)
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
 
