@@ -1,4 +1,4 @@
-"""The openai adapter against a loopback server answering in llama.cpp's real shapes (tools/tests/llama_stub.py).
+"""The openai adapter against a loopback server answering in llama.cpp's real shapes (tests/llama_stub.py).
 
 One test per behaviour of issue 15: its own timeout and no blind resend, errors classified and reacted to,
 prompts that fit the context (from the setting, the server, or the server's own error), structured output
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from llama_stub import LlamaStub, completion
+
 from research_engine.documents import Passage
 from research_engine.engine.cassette import Recorder, client_kwargs
 from research_engine.engine.extractive import ExtractiveModel
@@ -172,7 +172,8 @@ def test_a_vocabulary_word_as_a_selection_reason_is_an_echo(stub):
 
 def test_a_sub_question_that_repeats_the_instructions_is_dropped(stub):
     echo = {
-        "text": "Decompose the research objective into 2 to 5 distinct sub-questions that together answer it.",
+        "text": "Decompose the research objective into 2 to 5 distinct sub-questions that together answer "
+        "it.",
         "claim_type": "technical",
         "angle": "entity",
         "answers": "...",
