@@ -163,11 +163,13 @@ def test_template_echoes_are_rejected_and_fall_back(stub, echo):
 
 def test_a_vocabulary_word_as_a_selection_reason_is_an_echo(stub):
     """A 0.5B model wrote the literal "reject" as the reason for dozens of candidates."""
-    stub.script('{"reason": "reject", "verdict": "choose"}', '{"reason": "reject", "verdict": "reject"}')
+    echo = json.dumps({"judgements": [{"candidate": 1, "reason": "reject", "verdict": "choose"}]})
+    stub.script(echo, echo)
     model = _model(stub)
     judgement = model.select_judgement(BRIEF, SQ, CANDIDATE)
     assert judgement == ExtractiveModel().select_judgement(BRIEF, SQ, CANDIDATE)
     assert model.usage.stage("select").rejections == {"placeholder": 2}
+    assert model.usage.stage("select").fallbacks == 1
 
 
 def test_a_sub_question_that_repeats_the_instructions_is_dropped(stub):
@@ -324,12 +326,12 @@ def test_a_context_length_error_teaches_the_window_and_the_prompt_is_rebuilt_sma
 def test_the_answer_room_is_set_per_stage(stub):
     stub.script(
         '{"queries": ["asyncio event loop"]}',
-        json.dumps({"reason": "About the scheduler.", "verdict": "choose"}),
+        json.dumps({"judgements": [{"candidate": 1, "reason": "About the scheduler.", "verdict": "choose"}]}),
     )
     model = _model(stub)
     model.queries(BRIEF, SQ, "entity")
     model.select_judgement(BRIEF, SQ, CANDIDATE)
-    assert [r["max_tokens"] for r in stub.requests] == [200, 160]
+    assert [r["max_tokens"] for r in stub.requests] == [200, 150]
 
 
 # ----------------------------------------------------------------------------- structured output
@@ -509,22 +511,44 @@ CANDIDATE = {"title": "Coroutines and Tasks", "url": "http://127.0.0.1/tasks", "
 
 
 def test_the_selection_judgement_carries_the_models_verdict_hint(stub):
-    stub.script(json.dumps({"reason": "About task scheduling, not this question.", "verdict": "reject"}))
+    reason = "About task scheduling, not this question."
+    stub.script(json.dumps({"judgements": [{"candidate": 1, "reason": reason, "verdict": "reject"}]}))
     judgement = _model(stub).select_judgement(BRIEF, SQ, CANDIDATE)
-    assert (judgement.reason, judgement.verdict_hint) == (
-        "About task scheduling, not this question.",
-        "reject",
-    )
+    assert (judgement.reason, judgement.verdict_hint) == (reason, "reject")
     prompt = stub.prompts()[0]
     assert (
         '"verdict": "choose" | "reject" | "unsure"' in prompt
-        and '<untrusted-source id="candidate">' in prompt
+        and '<untrusted-source id="candidate-1">' in prompt
     )
 
 
 def test_an_unknown_selection_verdict_keeps_the_reason_without_a_hint(stub):
-    stub.script(json.dumps({"reason": "Looks fine for the scheduler.", "verdict": "maybe"}))
+    reply = {"judgements": [{"candidate": 1, "reason": "Looks fine for the scheduler.", "verdict": "maybe"}]}
+    stub.script(json.dumps(reply))
     model = _model(stub)
     judgement = model.select_judgement(BRIEF, SQ, CANDIDATE)
     assert (judgement.reason, judgement.verdict_hint) == ("Looks fine for the scheduler.", None)
     assert model.usage.fallbacks == 0
+
+
+def test_one_call_judges_a_rounds_candidates_and_the_rule_judges_what_it_left_out(stub):
+    candidates = [{**CANDIDATE, "title": f"Page {n}", "url": f"http://127.0.0.1/{n}"} for n in (1, 2, 3)]
+    judgements = [
+        {"candidate": 3, "reason": "The scheduling page itself.", "verdict": "choose"},
+        {"candidate": 1, "reason": "A changelog, not the question.", "verdict": "reject"},
+        {"candidate": 7, "reason": "No such candidate.", "verdict": "choose"},
+    ]
+    stub.script(json.dumps({"judgements": judgements}))
+    events: list = []
+    model = _model(stub, events=events)
+    got = model.select_judgements(BRIEF, SQ, candidates)
+    assert len(stub.requests) == 1
+    assert [(j.reason, j.verdict_hint) for j in (got[0], got[2])] == [
+        ("A changelog, not the question.", "reject"),
+        ("The scheduling page itself.", "choose"),
+    ]
+    assert got[1] == ExtractiveModel().select_judgement(BRIEF, SQ, candidates[1])
+    assert model.usage.stage("select").fallbacks == 1
+    assert events == [
+        ("model-fallback", {"stage": "select", "detail": "1 of 3 candidate(s) without a usable judgement"})
+    ]

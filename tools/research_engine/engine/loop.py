@@ -10,7 +10,7 @@ commands call, so a headless run writes exactly the trace an agent would:
     gather      sources.search.search      -> selection.candidates.record_*       (--sources: web,
                 sources.openalex.search_works / World Bank series candidates   openalex, worldbank;
                 (rules in engine.apigather)                                     an API failure is an event)
-    select      model.select_judgement     -> selection.log_selection  (select log)
+    select      model.select_judgements    -> selection.log_selection  (select log)
     retrieve    net.HttpClient + extract   -> retrieve.record          (one failing source never sinks
                                                                         the run)
     consolidate model.consolidate          -> claims.add_claim         (the grounding gate: a rejected

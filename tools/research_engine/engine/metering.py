@@ -302,6 +302,7 @@ class TimedModel:
             "decompose",
             "queries",
             "select_judgement",
+            "select_judgements",
             "consolidate",
             "verify",
             "critic",

@@ -59,7 +59,21 @@ def decompose_schema(claim_types: list[str], most: int) -> dict[str, Any]:
 
 
 QUERIES_SCHEMA = _object({"queries": {"type": "array", "items": _string(2), "minItems": 1, "maxItems": 3}})
-SELECT_SCHEMA = _object({"reason": _string(3), "verdict": {"enum": ["choose", "reject", "unsure"]}})
+
+
+def select_schema(candidates: int) -> dict[str, Any]:
+    judgement = _object(
+        {
+            "candidate": {"enum": list(range(1, candidates + 1))},
+            "reason": _string(3),
+            "verdict": {"enum": ["choose", "reject", "unsure"]},
+        }
+    )
+    return _object(
+        {"judgements": {"type": "array", "items": judgement, "minItems": 1, "maxItems": candidates}}
+    )
+
+
 VERIFY_SCHEMA = _object(
     {
         "verdict": {"enum": [str(v) for v in Verdict]},

@@ -188,6 +188,9 @@ class Model(Protocol):
     def select_judgement(
         self, brief: dict[str, Any], sq: dict[str, Any], candidate: dict[str, Any]
     ) -> SelectionJudgement: ...
+    def select_judgements(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
+    ) -> list[SelectionJudgement]: ...
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]: ...

@@ -107,6 +107,11 @@ class ScriptedModel:
     ) -> SelectionJudgement:
         return self._answer("select_judgement", brief, sq, candidate)
 
+    def select_judgements(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
+    ) -> list[SelectionJudgement]:
+        return [self.select_judgement(brief, sq, c) for c in candidates]
+
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]:

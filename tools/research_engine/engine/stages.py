@@ -66,23 +66,27 @@ class ResearchStages(EngineState):
             self.progress.note("no-candidates", sq=sq, cycle=cycle)
             return {"round": None, "chosen": 0}
         question = decompose.get(self.run, sq)
+        # The first `reasons_per_round` distinct pages are judged in one model call; the same page from
+        # another query gets the same judgement.
+        to_judge: dict[str, dict[str, Any]] = {}
+        for cand in candidates:
+            cand.pop("extra", None)
+            key = cand.get("canonical_key") or cand["url"]
+            if key not in to_judge and len(to_judge) < self.options.reasons_per_round:
+                to_judge[key] = cand
+        judgements = self.model.select_judgements(self.brief, question, list(to_judge.values()))
         judged: dict[str, tuple[str | None, str | None]] = {}  # canonical key -> (reason, hint)
+        for key, judgement in zip(to_judge, judgements, strict=True):
+            hint = judgement.verdict_hint if judgement.verdict_hint in SELECTION_HINTS else None
+            judged[key] = (" ".join(str(judgement.reason or "").split()) or None, hint)
         for cand in candidates:
             key = cand.get("canonical_key") or cand["url"]
-            cand.pop("extra", None)
-            if key in judged:  # the same page from another query: the same judgement
+            if key in judged:
                 cand["reason"], cand["verdict_hint"] = judged[key]
-                continue
-            if len(judged) >= self.options.reasons_per_round:
+            else:
                 cand["reason"] = cand.get("reason") or (
                     f"not reviewed by the model (beyond the first {self.options.reasons_per_round})"
                 )
-                continue
-            judgement = self.model.select_judgement(self.brief, question, cand)
-            hint = judgement.verdict_hint if judgement.verdict_hint in SELECTION_HINTS else None
-            cand["reason"] = " ".join(str(judgement.reason or "").split()) or None
-            cand["verdict_hint"] = hint
-            judged[key] = (cand["reason"], hint)
         round_ = selection.log_selection(self.run, sq, candidates, as_of=self.as_of)
         return {"round": round_["round"], "chosen": len(round_["chosen"])}
 

@@ -52,6 +52,11 @@ class ExtractiveModel:
     ) -> SelectionJudgement:
         return judge_candidate(brief, sq, candidate)
 
+    def select_judgements(
+        self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
+    ) -> list[SelectionJudgement]:
+        return [judge_candidate(brief, sq, c) for c in candidates]
+
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]:
