@@ -3,8 +3,9 @@
 The shapes are those of llama-cpp-python 0.3.x (`python -m llama_cpp.server`): a completion with `usage` and
 `finish_reason` ("stop", or "length" when `max_tokens` cut the reply); `/v1/models` listing the alias; the
 context-length error as its `RouteErrorHandler` formats it (HTTP 400, OpenAI's `context_length_exceeded`);
-a `response_format` of type `json_schema` refused by request validation (HTTP 422 naming the field, since
-0.3.x accepts only `text` and `json_object`, the latter with an optional `schema`). Replies are scripted per
+a `response_format` of type `json_schema` refused as 0.3.36 refuses it (its request model accepts only `text`
+and `json_object`, the latter with an optional `schema`; the validation error surfaces as an HTTP 500
+`internal_server_error` whose message names the field: captured from a real server). Replies are scripted per
 test; every request body is kept.
 """
 
@@ -56,17 +57,21 @@ def context_length_error(window: int, prompt_tokens: int, max_tokens: int) -> tu
 
 
 JSON_SCHEMA_REFUSED = (
-    422,
+    500,
     json.dumps(
         {
-            "detail": [
-                {
-                    "type": "literal_error",
-                    "loc": ["body", "response_format", "type"],
-                    "msg": "Input should be 'text' or 'json_object'",
-                    "input": "json_schema",
-                }
-            ]
+            "error": {
+                "message": (
+                    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                    "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                    "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+                    '"llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST '
+                    "/v1/chat/completions | internal_server_error"
+                ),
+                "type": "internal_server_error",
+                "param": None,
+                "code": None,
+            }
         }
     ),
 )

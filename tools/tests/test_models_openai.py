@@ -349,7 +349,8 @@ def test_the_request_asks_for_strict_json_schema_with_the_key_in_the_header_only
 
 
 def test_a_server_that_refuses_json_schema_gets_json_object_with_the_schema(httpserver):
-    """llama-cpp-python refuses `json_schema` (422) and turns `json_object` + `schema` into a grammar."""
+    """llama-cpp-python refuses `json_schema` (a 500 naming the field) and turns `json_object` + `schema` into
+    a grammar."""
     stub = LlamaStub(httpserver, accepts_json_schema=False)
     stub.script('{"queries": ["asyncio event loop"]}', '{"queries": ["asyncio tasks"]}')
     model = _model(stub)

@@ -66,6 +66,7 @@ _CONTEXT_SIZE_RE = re.compile(
     r"(?:maximum context length is|context window of|context size (?:is|of)|n_ctx\s*[=:]?)\s*(\d{3,7})", re.I
 )
 _PARAMETER_RE = re.compile(r"response_format|json_schema|\bschema\b|grammar", re.I)
+_FORMAT_RE = re.compile(r"response_format|json_schema")
 
 
 class ModelCallFailed(UpstreamFailed):
@@ -138,6 +139,9 @@ def classify(result: FetchResult) -> tuple[str, str, int | None]:
         return ModelFailure.CONTEXT_LENGTH, message, int(size.group(1)) if size else None
     if result.status == 429:
         return ModelFailure.RATE_LIMITED, message, None
+    if result.status == 500 and _FORMAT_RE.search(message):
+        # llama-cpp-python 0.3.x answers a response_format type it does not know with a 500 naming the field.
+        return ModelFailure.UNSUPPORTED_PARAMETER, message, None
     if result.status >= 500:
         return ModelFailure.SERVER_ERROR, message, None
     if result.status in (400, 422) and _PARAMETER_RE.search(message):
