@@ -51,48 +51,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, escaping, nofinding, retrieve, runrecord
+from research_engine import bounded, brief, decompose, escaping, nofinding, prose, retrieve, runrecord
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
 from research_engine.grounding import numbers_in
 from research_engine.ids import parse_source_ref, sort_key
+from research_engine.markdown_blocks import (
+    GENERATED_MARK,
+    Block,
+    parse_blocks,
+)
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.schemas import validate
 from research_engine.trace import Run, iso
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
 SOURCE_RE = re.compile(r"\bSQ-[0-9]{2,}/SRC-[0-9]{2,}\b")
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-CAVEAT_WORDS = (
-    "gap",
-    "caveat",
-    "limitation",
-    "open question",
-    "refused",
-    "not established",
-    "unresolved",
-    "uncertain",
-    "caution",
-)
-CAVEAT_QUOTE_RE = re.compile(r"^\s*(?:\*\*|__)?\[?!?(caveat|gap|refused|caution|warning)\b", re.I)
-EXEMPT_WORDS = ("method", "scope", "about", "reference", "sources", "evidence map", "reproducibility")
-REFERENCE_HEADINGS = ("references", "sources", "reference list")
 FACT_MIN_WORDS = 6
-GENERATED_MARK = "<!-- research-engine: generated sections below; do not edit -->"
-
-
-@dataclass
-class Block:
-    kind: str  # paragraph | list-item | table-row | quote
-    text: str
-    line: int
-    section: str
-    caveat: bool
-    exempt: bool
-    references: bool
 
 
 @dataclass
@@ -118,92 +94,6 @@ class CheckReport:
             "problems": [p.to_dict() for p in self.problems],
             "warnings": [w.to_dict() for w in self.warnings],
         }
-
-
-def _has_word(text: str, words: tuple[str, ...]) -> bool:
-    low = text.lower()
-    return any(re.search(rf"\b{re.escape(w)}", low) for w in words)
-
-
-def _starts_with(title: str, words: tuple[str, ...]) -> bool:
-    low = re.sub(r"^[\d.\s]+", "", title.lower())  # "2. Method" -> "method"
-    return low.startswith(words)
-
-
-def parse_blocks(markdown: str) -> list[Block]:
-    """Split a Markdown document into the blocks the checks look at, each with its section context."""
-    lines = markdown.splitlines()
-    blocks: list[Block] = []
-    stack: list[tuple[int, str, bool, bool, bool]] = []  # (level, title, caveat, exempt, references)
-    in_fence = False
-    current: list[str] = []
-    start = 0
-    kind = "paragraph"
-
-    def context() -> tuple[str, bool, bool, bool]:
-        title = stack[-1][1] if stack else ""
-        return (title, any(s[2] for s in stack), any(s[3] for s in stack), any(s[4] for s in stack))
-
-    def flush() -> None:
-        nonlocal current, kind
-        if current:
-            title, caveat, exempt, refs = context()
-            text = " ".join(x.strip() for x in current)
-            if kind == "quote":
-                text = " ".join(re.sub(r"^\s*>\s?", "", x) for x in current).strip()
-                caveat = caveat or bool(CAVEAT_QUOTE_RE.match(text))
-            blocks.append(Block(kind, text, start + 1, title, caveat, exempt, refs))
-        current, kind = [], "paragraph"
-
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            flush()
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        heading = HEADING_RE.match(line)
-        if heading:
-            flush()
-            level, title = len(heading.group(1)), heading.group(2)
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            refs = title.strip().lower().rstrip(":") in REFERENCE_HEADINGS
-            stack.append(
-                (level, title, _has_word(title, CAVEAT_WORDS), _starts_with(title, EXEMPT_WORDS), refs)
-            )
-            continue
-        if not stripped or stripped == GENERATED_MARK:
-            flush()
-            continue
-        if stripped.startswith("|"):
-            flush()
-            if TABLE_SEP_RE.match(stripped):
-                if blocks and blocks[-1].kind == "table-row":
-                    blocks.pop()  # the row above a separator is the header
-                continue
-            title, caveat, exempt, refs = context()
-            blocks.append(Block("table-row", stripped, i + 1, title, caveat, exempt, refs))
-            continue
-        if stripped.startswith(">"):
-            if kind != "quote":
-                flush()
-                kind, start = "quote", i
-            current.append(line)
-            continue
-        if kind == "quote":
-            flush()
-        if LIST_RE.match(line):
-            flush()
-            kind, start = "list-item", i
-            current.append(LIST_RE.sub("", line, count=1))
-            continue
-        if not current:
-            start = i
-        current.append(line)
-    flush()
-    return blocks
 
 
 def _states_fact(block: Block) -> bool:
@@ -287,6 +177,11 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                 )
             )
     report.cited = sorted(cited, key=sort_key)
+    for finding in sentence_findings(run, blocks, claims):
+        code = "uncited-fact" if finding.uncited else "unsupported-statement"
+        report.problems.append(
+            Problem(code, finding.message(), field=",".join(finding.cited) or None, file=file)
+        )
 
     known_sources = set(retrieve.list_sources(run))
     for block in blocks:
@@ -333,6 +228,33 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
     elif not cited:
         report.problems.append(Problem("no-citations", "the deliverable cites no claim (CLM-NN)", file=file))
     return report
+
+
+def sentence_findings(
+    run: Run, blocks: list[Block], claims: dict[str, dict[str, Any]] | None = None
+) -> list[prose.Finding]:
+    """Sentences that state what their citations do not hold (`prose`), in blocks that state facts."""
+    claims = claims if claims is not None else claim_state(run)[0]
+    question = " ".join(
+        [str(brief.load_locked(run.root).get("objective") or "")] + [sq["text"] for sq in decompose.load(run)]
+    )
+
+    def support(ids: list[str]) -> str:
+        held = [claims[c] for c in ids if c in claims]
+        return " ".join(
+            f"{c['text']} " + " ".join(e.get("quote", "") for e in c.get("evidence") or []) for c in held
+        )
+
+    out: list[prose.Finding] = []
+    for block in blocks:
+        if block.caveat or block.exempt or block.references:
+            continue
+        out += [
+            f
+            for f in prose.findings(block.text, block.line, support, question)
+            if support(f.cited) or f.uncited
+        ]
+    return out
 
 
 def _strip_front_matter(text: str) -> str:

@@ -15,8 +15,8 @@ from research_engine.engine.extractive.text import near_key
 from research_engine.engine.models import Section
 from research_engine.vocabulary import Confidence, Verdict
 
-# `report check` treats a heading containing "caveat" or "gap" as a caveat area (report.CAVEAT_WORDS), and
-# a heading starting with "About" as framing (report.EXEMPT_WORDS): facts there need no citation.
+# `report check` treats a heading naming a "caveat" or "gap" as a caveat area (markdown_blocks.CAVEAT_WORDS),
+# and a heading starting with "About" as framing (markdown_blocks.EXEMPT_WORDS): facts there need no citation.
 KEY_FINDINGS_HEADING = "## Key findings"
 CAVEAT_HEADING = "## Caveats and gaps"
 ABOUT_HEADING = "## About this report"

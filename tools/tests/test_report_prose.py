@@ -1,0 +1,146 @@
+"""`report check` holds every sentence to its citations (`research_engine.prose`): a sentence that cites a
+real claim but states a number, a unit, a name or a code token the claim does not hold is refused."""
+
+from __future__ import annotations
+
+import pytest
+from core_testkit import fast_verifier, grounded_claim, locked_private_run, verify_all
+
+from research_engine import decompose, prose, report
+
+FACT_A = "The Freedonia grid operator counted 42 gigawatts of solar capacity in 2023."
+FACT_B = "Set FREEDONIA_GRID_LIMIT to 1,500 MB and call grid.reload() to apply version 3.7.0 of the rules."
+FACT_C = "The Ministry of Energy says about 10% of households had rooftop panels."
+
+
+@pytest.fixture
+def run(brief_file, monkeypatch):
+    fast_verifier(monkeypatch)
+    return locked_private_run(brief_file, depth="quick")
+
+
+@pytest.fixture
+def claims3(run, httpserver):
+    sq = decompose.add(run, "How much solar capacity does Freedonia have?", "quantitative")
+    ids = [
+        grounded_claim(run, httpserver, sq, f"/p{n}", fact) for n, fact in enumerate((FACT_A, FACT_B, FACT_C))
+    ]
+    verify_all(run, {})
+    return ids
+
+
+def problems(run, text: str) -> list[tuple[str, str]]:
+    return [(p.code, p.message) for p in report.check_text(run, text).problems]
+
+
+def codes(run, text: str) -> list[str]:
+    return [code for code, _ in problems(run, text)]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Freedonia has 42 gigawatts of solar capacity [CLM-01].",
+        "In 2023 the grid operator counted 42 gigawatts of solar power [CLM-01].",
+        "Raise `FREEDONIA_GRID_LIMIT` to 1500 MB, then call `grid.reload()` [CLM-02].",
+        "Version 3.7.0 of the rules applies once grid.reload() runs [CLM-02].",
+        "About 10 percent of households have panels, says the Ministry of Energy [CLM-03].",
+        "Solar capacity in Freedonia was 42 gigawatts. Freedonia counted it in 2023 [CLM-01].",
+        "Per the grid operator, 42 gigawatts [CLM-01]; per the Ministry of Energy, 10% of homes [CLM-03].",
+    ],
+)
+def test_a_paraphrase_that_keeps_the_claims_numbers_and_names_passes(run, claims3, sentence):
+    assert problems(run, f"# Memo\n\n{sentence}\n") == []
+
+
+@pytest.mark.parametrize(
+    "sentence, invented",
+    [
+        ("Freedonia has 45 gigawatts of solar capacity [CLM-01].", "45"),
+        ("The operator counted 42 gigawatts in 2024 [CLM-01].", "2024"),
+        ("Raise the limit to 1,500 GB [CLM-02].", "1,500 GB"),
+        ("Raise the limit to 1.5 million MB [CLM-02].", "1.5 million"),
+        ("Version 3.8.0 of the rules applies [CLM-02].", "3.8.0"),
+        ("The grid operator, audited by Deloitte, counted 42 gigawatts [CLM-01].", "Deloitte"),
+        ("Call `grid.restart()` to apply the rules [CLM-02].", "grid.restart()"),
+        ("Set FREEDONIA_GRID_MAX to apply the rules [CLM-02].", "FREEDONIA_GRID_MAX"),
+        ("About 12% of households had panels [CLM-03].", "12%"),
+        ("The IEA says 42 gigawatts of solar capacity were counted [CLM-01].", "IEA"),
+    ],
+)
+def test_a_sentence_citing_a_real_claim_but_stating_what_it_does_not_hold_is_refused(
+    run, claims3, sentence, invented
+):
+    found = problems(run, f"# Memo\n\n{sentence}\n")
+    assert [code for code, _ in found] == ["unsupported-statement"], found
+    assert invented in found[0][1] and "CLM-0" in found[0][1]
+
+
+def test_the_right_claim_must_carry_it_not_another_one_in_the_run(run, claims3):
+    """42 gigawatts is CLM-01's figure; citing CLM-03 for it invents the link."""
+    assert codes(run, "# Memo\n\nSome 42 gigawatts of solar capacity were counted [CLM-03].\n") == [
+        "unsupported-statement"
+    ]
+
+
+def test_a_fact_sentence_after_the_blocks_last_citation_is_uncited(run, claims3):
+    text = (
+        "# Memo\n\nThe operator counted 42 gigawatts [CLM-01]. "
+        "Freedonia therefore leads every neighbour in solar.\n"
+    )
+    found = problems(run, text)
+    assert [code for code, _ in found] == ["uncited-fact"] and "leads every neighbour" in found[0][1]
+
+
+def test_restating_the_question_is_not_an_invention(run, claims3):
+    question = "How much solar capacity does Freedonia have?"
+    text = f"# {question}\n\n**SQ-01** ({question}): 42 gigawatts in 2023 [CLM-01].\n"
+    assert problems(run, text) == []
+
+
+def test_caveat_and_framing_sections_are_not_held_to_citations(run, claims3):
+    text = (
+        "# Memo\n\nFreedonia has 42 gigawatts [CLM-01].\n\n"
+        "## Method\n\nWe asked Acme Research in 2025 for 7 reports.\n\n"
+        "## Caveats and gaps\n\nThe IEA figure of 51 gigawatts could not be checked.\n"
+    )
+    assert problems(run, text) == []
+
+
+def test_report_check_on_the_command_line_names_the_sentence(run, claims3, tmp_path, cli):
+    draft = tmp_path / "draft.md"
+    draft.write_text("# Memo\n\nFreedonia has 45 gigawatts of solar capacity [CLM-01].\n", encoding="utf-8")
+    code, out, _, env = cli("report", "check", "--run", str(run.root), str(draft), "--json")
+    assert code != 0, out
+    messages = [p["message"] for p in env["errors"]]
+    assert any("45" in m and "Freedonia has 45 gigawatts" in m for m in messages), messages
+
+
+def test_a_long_deliverable_is_checked_sentence_by_sentence(run, claims3):
+    line = "Freedonia has 42 gigawatts of solar capacity, counted in 2023 [CLM-01]. "
+    text = "# Memo\n\n" + line * 3000 + "It has 43 gigawatts [CLM-01].\n"
+    found = problems(run, text)
+    assert [code for code, _ in found] == ["unsupported-statement"] and "43" in found[0][1]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2 GB", [("2 GB", 2.0, "GB")]),
+        ("1,500 MB", [("1,500 MB", 1500.0, "MB")]),
+        ("1.5 million", [("1.5 million", 1.5e6, None)]),
+        ("10 percent", [("10 percent", 10.0, "%")]),
+        ("3.7.0", [("3.7.0", "3.7.0", None)]),
+        ("utf8 and SQ-01", []),
+        ("300 seconds", [("300 seconds", 300.0, "s")]),
+    ],
+)
+def test_numbers_keep_their_unit_and_scale(text, expected):
+    assert [(n.raw, n.value, n.unit) for n in prose.numbers(text)] == expected
+
+
+def test_a_citation_after_the_full_stop_belongs_to_the_sentence_before_it():
+    assert prose.split_sentences("One sentence here. [CLM-01] Another one follows.") == [
+        "One sentence here. [CLM-01]",
+        "Another one follows.",
+    ]
