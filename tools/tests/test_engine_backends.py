@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -128,3 +129,46 @@ def test_a_model_that_returns_broken_json_then_valid_json_is_understood(
     assert record["model"]["name"] == "openai:stub-model"
     assert env["data"]["figures"]["model"]["fallbacks"] > 0  # the other, unusable replies fell back
     assert record["budgets"]["spent"]["model_tokens"] >= 60 * (asked["decompose"] + asked["other"])
+
+
+def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented_one(
+    corpus, httpserver, tmp_path, monkeypatch, cli
+):
+    """The model writes the deliverable: one sentence per claim, as the claim says, plus one sentence that
+    cites a real claim but states a figure it does not hold. `report check` refuses that sentence, the engine
+    drops it (an event names it), and the rest of the model's text is the deliverable."""
+    invented = "That figure rose to 987 percent by 1999"
+
+    def chat(request):
+        task = json.loads(request.data)["messages"][1]["content"]
+        if not task.startswith("Write the deliverable"):
+            content = "I cannot answer in JSON today."  # every other stage falls back to the extractive rule
+        else:
+            lines = re.findall(r"^  (CLM-\d+) \[supported\]: (.+)$", task, re.M)
+            body = "\n\n".join(f"{text} [{clm}]" for clm, text in lines)
+            content = json.dumps({"markdown": f"# Memo\n\n{body}\n\n{invented} [{lines[0][0]}].\n"})
+        reply = {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+        return Response(json.dumps(reply), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
+    monkeypatch.setenv("SEARXNG_URL", corpus.url)
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
+    code, out, _, env = cli(
+        "run",
+        str(brief_at(tmp_path, budget={"provider_calls": 2000})),
+        "--model",
+        "openai",
+        "--allow-private",
+        "--json",
+    )
+    assert code == 0, out
+    run = trace.open_run(env["data"]["run_root"])
+    result = run.path("result").read_text(encoding="utf-8")
+    assert result.startswith("---") and "# Memo" in result  # the model's own deliverable, not the fallback
+    assert invented not in result
+    record = runrecord.read(run)
+    dropped = [e for e in record["events"] if e["kind"] == "deliverable-sentences-dropped"]
+    assert len(dropped) == 1 and "987 percent" in dropped[0]["sentences"][0]
+    assert record["model"]["use"]["write"]["rejections"] == {"prose-check": 1}
+    assert record["model"]["use"]["write"]["fallbacks"] == 0

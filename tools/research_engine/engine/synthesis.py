@@ -13,6 +13,7 @@ from research_engine.engine.helpers import label_partial
 from research_engine.engine.models import Section
 from research_engine.engine.state import EngineState
 from research_engine.errors import BudgetSpent, CheckFailed
+from research_engine.markdown_blocks import GENERATED_MARK, parse_blocks
 from research_engine.trace import atomic_write_text, iso
 from research_engine.vocabulary import ModelRejection, ModelStage
 
@@ -64,7 +65,11 @@ class SynthesisStages(EngineState):
         atomic_write_text(draft, text)
         checked = report.check(self.run, draft)
         fallback = False
-        if not checked.ok and writer is self.model and not isinstance(self.raw_model, ExtractiveModel):
+        model_wrote = writer is self.model and not isinstance(self.raw_model, ExtractiveModel)
+        if not checked.ok and model_wrote:
+            text, checked = self._drop_unsupported(text, checked)
+            atomic_write_text(draft, text)
+        if not checked.ok and model_wrote:
             # The model's deliverable failed `report check`: note why and write the extractive one.
             self._event("deliverable-rejected", problems=[p.message for p in checked.problems])
             self.progress.note("deliverable-rejected", problems=len(checked.problems))
@@ -87,6 +92,32 @@ class SynthesisStages(EngineState):
         self._save_spend()  # run.json's model use, which the deliverable's footer states, is current
         finished = report.finish(self.run, draft)
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
+
+    def _drop_unsupported(self, text: str, checked: Any) -> tuple[str, Any]:
+        """A model's deliverable whose only problems are sentences stating what their citations do not hold:
+        those sentences are dropped (an event names each), and the rest is checked again."""
+        prose_codes = {"unsupported-statement", "uncited-fact"}
+        if any(p.code not in prose_codes for p in checked.problems):
+            return text, checked
+        body, mark, generated = text.partition(GENERATED_MARK)
+        findings = report.sentence_findings(self.run, parse_blocks(body))
+        dropped = []
+        for finding in findings:
+            if finding.sentence in body:
+                body = body.replace(finding.sentence, "", 1)
+                dropped.append(finding.message())
+        if not dropped:
+            return text, checked
+        text = body + mark + generated
+        self._event("deliverable-sentences-dropped", sentences=dropped)
+        self.progress.note("deliverable-sentences-dropped", sentences=len(dropped))
+        usage = getattr(self.raw_model, "usage", None)
+        if usage is not None and hasattr(usage, "count"):
+            for _ in dropped:
+                usage.count(ModelStage.WRITE, ModelRejection.PROSE_CHECK, failure=False)
+        draft = self.run.path("result_draft")
+        atomic_write_text(draft, text)
+        return text, report.check(self.run, draft)
 
     def _stop_for_budget(self, spent: BudgetSpent) -> None:
         """A budget is gone: let the governor record the stop, then write what can honestly be said."""
