@@ -23,6 +23,7 @@ sentences a model wrote that fail (or falls back to the extractive writer).
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field
 CLAIM_REF_RE = re.compile(r"\[?\bCLM-[0-9]{2,}\b\]?")
 LEADING_CITATIONS_RE = re.compile(r"^(?:\[?\bCLM-[0-9]{2,}\b\]?[\s,;]*)+")
 ID_RE = re.compile(r"\b(?:SQ-[0-9]{2,}(?:/SRC-[0-9]{2,})?|CLM-[0-9]{2,})\b")
+MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|])")
+TAG_RE = re.compile(r"<[^<>\n]*>")
 URL_RE = re.compile(r"\b(?:https?|doi):\S+")
 LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 EMPHASIS_RE = re.compile(r"(\*\*|__|\*|~~)")
@@ -99,10 +102,13 @@ class Finding:
         shown = self.sentence if len(self.sentence) <= 100 else self.sentence[:97] + "..."
         if self.uncited:
             return f"line {self.line}: states a fact after the block's last citation: {shown!r}"
+        held = (
+            f"{self.cited[0]} does not hold"
+            if len(self.cited) == 1
+            else f"none of {', '.join(self.cited)} holds"
+        )
         return (
-            f"line {self.line}: {shown!r} states {', '.join(self.unsupported)}, which "
-            f"{'none of' if len(self.cited) > 1 else 'not'} {', '.join(self.cited)} "
-            f"hold{'s' if len(self.cited) == 1 else ''} (claim text or quote)"
+            f"line {self.line}: {shown!r} states {', '.join(self.unsupported)}, which {held} (text or quote)"
         )
 
 
@@ -125,8 +131,11 @@ def numbers(text: str) -> list[StatedNumber]:
 
 
 def _plain(text: str) -> str:
-    """Markdown and identifiers removed: links keep their text, URLs and CLM/SQ/SRC ids go."""
+    """Markdown and identifiers removed: links keep their text; URLs, HTML tags, autolinks and CLM/SQ/SRC
+    ids go (markup states nothing; the deliverable shows raw HTML as text anyway)."""
+    text = html.unescape(MARKDOWN_ESCAPE_RE.sub(r"\1", text))  # a finished result.md escapes markup
     text = LINK_RE.sub(r"\1", text)
+    text = TAG_RE.sub(" ", text)
     text = URL_RE.sub(" ", text)
     text = ID_RE.sub(" ", text)
     return EMPHASIS_RE.sub("", text)
