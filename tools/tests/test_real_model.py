@@ -6,7 +6,7 @@ context; Debian's python-django-doc (fetched with apt-get download and dpkg-deb 
 is served by the corpus server. Two briefs run end to end with `--model openai`, and each must: end with a
 deliverable; keep every prompt inside the context (no context-length error, and every recorded exchange's
 prompt plus answer room within the window); count its model use per stage in tokens, with every fallback
-and rejection recorded as an event; cite only supported claims whose quotes are in their snapshots; and
+and rejection recorded as an event; cite no refused claim, and every cited quote is in its snapshot; and
 validate. What a small model gets wrong is allowed (it falls back, visibly); what it invents never reaches
 the deliverable.
 
