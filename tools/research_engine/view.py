@@ -183,16 +183,16 @@ def render(data: dict[str, Any]) -> str:
         f"<h1>{_e(brief.get('objective') or data['run_id'])}</h1>",
         f'<p class="muted">Run <code>{_e(data["run_id"])}</code> &middot; status {_e(record.get("status"))}'
         f" &middot; stop reason {_e(record.get('stop_reason') or 'none yet')}</p>",
-        '<nav><a href="#brief">Brief</a><a href="#budgets">Budgets</a><a href="#claims">Claims</a>'
-        '<a href="#selection">Selection</a><a href="#loop">Loop log</a><a href="#sources">Sources</a>'
-        '<a href="#deliverable">Deliverable</a></nav>',
+        '<nav><a href="#deliverable">Deliverable</a><a href="#brief">Brief</a><a href="#budgets">Budgets</a>'
+        '<a href="#claims">Claims</a><a href="#selection">Selection</a><a href="#loop">Loop log</a>'
+        '<a href="#sources">Sources</a></nav>',
+        _render_result(data),
         _render_brief(brief),
         _render_budgets(record),
         _render_claims(data, verdicts, placed_anchors),
         _render_selection(data),
         _render_loop(data),
         sources_html,
-        _render_result(data),
         "</main></body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -415,11 +415,16 @@ def _render_loop(data: dict[str, Any]) -> str:
 
 def _render_sources(data: dict[str, Any], placed: set[str]) -> str:
     marks = _quote_marks(data)
-    out = ['<h2 id="sources">Sources</h2>']
+    out = [
+        '<h2 id="sources">Sources</h2><p class="muted">Each source with the passages its claims quote; the '
+        "full text of every source is in the run's <code>retrieve/</code> directory.</p>"
+    ]
     if not data["sources"]:
         out.append('<p class="muted">no sources retrieved yet</p>')
+    first_with: dict[str, str] = {}  # sha256 -> the first source shown with that content
     for ref, source in data["sources"].items():
         meta, passages = source["meta"], source["passages"]
+        same = first_with.setdefault(str(meta.get("sha256")), ref)
         url = meta.get("final_url") or meta.get("requested_url")
         href = _href(url)
         link = f'<a href="{_e(href)}" rel="noreferrer">{_e(url)}</a>' if href else _e(url)
@@ -441,6 +446,11 @@ def _render_sources(data: dict[str, Any], placed: set[str]) -> str:
                     ),
                     ("kind / access", _e(f"{meta.get('kind')} / {meta.get('access_tier')}")),
                     ("query", _e(meta.get("query"))),
+                    *(
+                        [("same page as", f'<a href="#{_e(_anchor("src", same))}">{_e(same)}</a>')]
+                        if same != ref
+                        else []
+                    ),
                 ]
             )
         )
@@ -450,13 +460,19 @@ def _render_sources(data: dict[str, Any], placed: set[str]) -> str:
             target = pid if any(p.id == pid for p in passages) else _passage_holding(quote, passages)
             if target:
                 by_passage.setdefault(target, []).append((anchor, quote))
+        # Only the passages a claim quotes: the rest of the page is in retrieve/ (the view stays small).
         for passage in passages:
-            text_html, anchors = _highlight(passage.text, by_passage.get(passage.id, []))
+            if passage.id not in by_passage:
+                continue
+            text_html, anchors = _highlight(passage.text, by_passage[passage.id])
             placed |= anchors
             out.append(
                 f'<p class="passage" id="{_e(_anchor("src", ref, passage.id))}">'
                 f'<span class="pid">[{_e(passage.id)}]</span>{text_html}</p>'
             )
+        hidden = len(passages) - len(by_passage)
+        if hidden:
+            out.append(f'<p class="muted">{hidden} other passage(s) in retrieve/{_e(ref)}.md</p>')
         out.append("</div>")
     return "\n".join(out)
 
