@@ -472,12 +472,14 @@ def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
         Section(sq={"id": "SQ-03", "text": "What are the limitations of threads?"}, claims=[]),
     ]
     text = make_model("extractive").write(BRIEF, sections)
-    assert text.index("## Key findings") < text.index("## SQ-01") < text.index("## Caveats and gaps")
+    order = ["## Answer", "## Key findings", "## SQ-01", "## Caveats and gaps"]
+    assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
+    answer = text.split("## Answer", 1)[1].split("\n## ", 1)[0].strip()
+    assert answer.count("[CLM-") == 1 and answer.endswith("]")  # one claim per sub-question, cited
     findings = text.split("## Key findings", 1)[1].split("\n## ", 1)[0]
     assert "**SQ-01**" in findings and "[CLM-02]" in findings  # the best supported claim (high confidence)
-    assert (
-        text.count("Only one thread can execute") == 2
-    )  # key finding + its section; the duplicate CLM-03 never
+    said = text.count("Only one thread can execute")
+    assert said == 2 + ("Only one thread" in answer)  # key finding + its section (+ the answer); CLM-03 never
     assert "CLM-03" not in text
     caveats = text.split("## Caveats and gaps", 1)[1]
     assert "SQ-03" in caveats and "CLM-04" in caveats

@@ -1,6 +1,7 @@
-"""The extractive deliverable: "Key findings", the claims by sub-question, then caveats and gaps.
+"""The extractive deliverable: "Answer", "Key findings", the claims by sub-question, then caveats and gaps.
 
-Owns `render_report` and the headings `report check` reads: one cited bullet per
+Owns `render_report` and the headings `report check` reads: a short answer first (the supported claims
+that best match the objective by BM25, at most `ANSWER_CLAIMS`, one per sub-question), one cited bullet per
 sub-question in Key findings (its best supported claim), every supported or partial
 claim once under its sub-question, partial ones marked, and a caveat section naming
 gaps and refused claims. States only what the claims state, with their ids and sources;
@@ -11,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_engine.engine.extractive.text import near_key
+from research_engine.engine.extractive.picking import bm25_scores
+from research_engine.engine.extractive.text import near_key, tokens
 from research_engine.engine.models import Section
 from research_engine.vocabulary import Confidence, Verdict
 
 # `report check` treats a heading naming a "caveat" or "gap" as a caveat area (markdown_blocks.CAVEAT_WORDS),
 # and a heading starting with "About" as framing (markdown_blocks.EXEMPT_WORDS): facts there need no citation.
+ANSWER_HEADING = "## Answer"
+ANSWER_CLAIMS = 3
 KEY_FINDINGS_HEADING = "## Key findings"
 CAVEAT_HEADING = "## Caveats and gaps"
 ABOUT_HEADING = "## About this report"
@@ -27,6 +31,23 @@ def _sources_of(claim: dict[str, Any]) -> str:
     return ", ".join(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
 
 
+def answer_paragraph(objective: str, stated: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The supported claims that best answer the objective, verbatim and cited, as one paragraph
+    (`stated`: (sub-question id, claim) in the report's order, each sentence once)."""
+    pool = [(sq, claim) for sq, claim in stated if claim.get("verdict") == Verdict.SUPPORTED]
+    if not pool:
+        return None
+    scores = bm25_scores(tokens(objective), [tokens(str(claim.get("text") or "")) for _, claim in pool])
+    ranked = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+    chosen: list[int] = []
+    used: set[str] = set()
+    for i in ranked:
+        if pool[i][0] not in used and len(chosen) < ANSWER_CLAIMS:
+            used.add(pool[i][0])
+            chosen.append(i)
+    return " ".join(f"{pool[i][1]['text']} [{pool[i][1]['id']}]" for i in sorted(chosen))
+
+
 def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     """The extractive deliverable: key findings, claims by sub-question, then caveats and gaps."""
     objective = " ".join(str(brief.get("objective") or "Research report").split())
@@ -34,6 +55,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     body: list[str] = []
     caveats: list[str] = []
     said: set[str] = set()  # a sentence is stated once even if two claims carry it
+    stated_all: list[tuple[str, dict[str, Any]]] = []
     for section in sections:
         sq = section.sq
         stated = []
@@ -45,6 +67,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 continue
             said.add(key)
             stated.append(claim)
+            stated_all.append((sq["id"], claim))
         body += [f"## {sq['id']}: {sq['text']}", ""]
         for claim in stated:
             caution = (
@@ -74,7 +97,11 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 f"- Refused, not established: {claim['id']} (\u201c{claim['text']}\u201d) was refused by the "
                 f"verifier: {claim.get('reason') or 'its evidence did not hold up'}."
             )
-    lines = [f"# {objective}", "", KEY_FINDINGS_HEADING, ""]
+    lines = [f"# {objective}", ""]
+    answer = answer_paragraph(objective, stated_all)
+    if answer:
+        lines += [ANSWER_HEADING, "", answer, ""]
+    lines += [KEY_FINDINGS_HEADING, ""]
     if findings:
         lines += findings + [""]
     else:
