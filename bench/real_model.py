@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import os
 import sys
@@ -27,17 +26,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools" / "tests"))
 
+from realmodel import quality as bench_quality  # noqa: E402  (bench/quality.py, loaded by path)
 from realmodel import server as realserver  # noqa: E402  (the test helper that installs and serves the model)
 from realmodel.pins import DEFAULT_MODEL, MODELS  # noqa: E402
-
-
-def _quality() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_quality", ROOT / "bench" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_quality"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def stage_figures(runs_dir: Path) -> dict[str, dict[str, Any]]:
@@ -80,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs-dir", type=Path, help="keep the runs here (default: a directory per stamp)")
     args = parser.parse_args(argv)
 
-    quality = _quality()
+    quality = bench_quality.load()
     _, objectives, _ = quality.load_devset(quality.DEFAULT_DEVSET)
     chosen = args.only or [o.id for o in objectives][: args.limit]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")

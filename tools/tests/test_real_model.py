@@ -16,7 +16,6 @@ Outside CI the test skips when the packages cannot be installed; with CI=true th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from realmodel import quality as bench_quality
 from realmodel import server as realserver
 
 from research_engine import claims, grounding, retrieve, runrecord, runstate, trace
@@ -33,7 +33,6 @@ from research_engine.corpus import CorpusServer
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 BRIEFS = ("django-csrf.yaml", "django-persistent-connections.yaml")
 N_CTX = 4096
 RUN_TIMEOUT = 1800  # seconds per brief: a CPU model at a few tokens a second, with room for a loaded machine
@@ -43,15 +42,6 @@ def _unavailable(why: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"CI needs the real model: {why}")
     pytest.skip(f"the real model cannot be installed here: {why}")
-
-
-def _bench_quality():
-    spec = importlib.util.spec_from_file_location("bench_quality", ROOT / "bench" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_quality"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +57,7 @@ def llama():
 
 @pytest.fixture(scope="module")
 def django_docs():
-    quality = _bench_quality()
+    quality = bench_quality.load()
     corpora, _, _ = quality.load_devset(quality.DEFAULT_DEVSET)
     try:
         root, _version = quality.ensure_corpus(corpora["django"], quality.DEFAULT_CACHE.expanduser())
