@@ -14,7 +14,8 @@ quote) outside caveat, method and reference sections:
 - Every capitalised name (a capitalised word that does not open its sentence, an acronym, CamelCase) and
   every code-like token (a `backticked` span, `call()`, snake_case, CONSTANT_CASE, dotted.names, --flags,
   CamelCase) is in a cited claim's text or quote, or in the question itself (the objective and the
-  sub-questions: restating the question invents nothing). Case is ignored.
+  sub-questions: restating the question invents nothing; numbers the question states count as its words).
+  Case is ignored.
 
 The extractive writer passes by construction (its sentences are its claims). `findings` is pure and linear in
 the text; `report.check_text` turns each finding into a problem, and the headless engine drops the
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CLAIM_REF_RE = re.compile(r"\[?\bCLM-[0-9]{2,}\b\]?")
+ASIDES_RE = re.compile(r"^\s*(?:\([^()]*\)\s*)+$")  # parentheticals only
 LEADING_CITATIONS_RE = re.compile(r"^(?:\[?\bCLM-[0-9]{2,}\b\]?[\s,;]*)+")
 ID_RE = re.compile(r"\b(?:SQ-[0-9]{2,}(?:/SRC-[0-9]{2,})?|CLM-[0-9]{2,})\b")
 MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|])")
@@ -184,7 +186,9 @@ def split_sentences(text: str) -> list[str]:
             piece = piece[lead.end() :]
         if not piece.strip():
             continue
-        if out and not WORD_RE.search(_plain(CLAIM_REF_RE.sub(" ", piece)).replace("source", "")):
+        bare = not WORD_RE.search(_plain(CLAIM_REF_RE.sub(" ", piece)).replace("source", ""))
+        if out and (bare or (lead and ASIDES_RE.match(piece))):
+            # only citations, or "(partly supported: read with caution) (source: ...)" right after them
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
@@ -216,6 +220,7 @@ def findings(text: str, line: int, support: Callable[[list[str]], str], question
     out: list[Finding] = []
     pending: list[str] = []
     asked = question.casefold()
+    asked_numbers = numbers(question)
     cited_any = False
     for sentence in split_sentences(text):
         pending.append(sentence)
@@ -225,7 +230,7 @@ def findings(text: str, line: int, support: Callable[[list[str]], str], question
         cited_any = True
         group, pending = pending, []
         held = support(cited)
-        backing = numbers(held)
+        backing = numbers(held) + asked_numbers  # restating the question's own numbers invents nothing
         held = held.casefold()
         missing: list[str] = []
         for part in group:

@@ -488,6 +488,44 @@ def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
             assert report.CLAIM_RE.search(block.text), f"uncited fact: {block.text!r}"
 
 
+def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
+    """Every sentence it writes is a claim's own text with its citation, partial ones marked after it."""
+    from research_engine import prose, report
+
+    claims = {
+        "CLM-01": "SQLite allows one writer at a time, using a RESERVED lock taken by BEGIN IMMEDIATE.",
+        "CLM-02": "Most views need CSRF protection, but a few do not.",
+        "CLM-03": "WAL mode was added in version 3.7.0 (2010-07-21) and needs shared memory.",
+    }
+    verdicts = {"CLM-01": "supported", "CLM-02": "partial", "CLM-03": "supported"}
+    sections = [
+        Section(
+            sq={"id": f"SQ-0{n}", "text": f"Question {n} about SQLite and Django?"},
+            claims=[
+                {
+                    "id": clm,
+                    "text": claims[clm],
+                    "verdict": verdicts[clm],
+                    "evidence": [{"source": f"SQ-0{n}/SRC-01"}],
+                }
+            ],
+        )
+        for n, clm in enumerate(claims, 1)
+    ]
+    brief = {"objective": "How do SQLite and Django handle concurrency and CSRF?"}
+    text = make_model("extractive").write(brief, sections)
+    question = " ".join([brief["objective"], *(s.sq["text"] for s in sections)])
+    found = [
+        f
+        for block in report.parse_blocks(text)
+        if not (block.caveat or block.exempt or block.references)
+        for f in prose.findings(
+            block.text, block.line, lambda ids: " ".join(claims[i] for i in ids), question
+        )
+    ]
+    assert "(partly supported: read with caution)" in text and found == []
+
+
 # ---------------------------------------------------------------------------- API sources
 # World Bank and OpenAlex passages are rendered from the recorded answers in ../shared/fixtures/apis by the
 # same functions a run uses (`retrieve.api.page_passages`, `retrieve.api.work_document`).

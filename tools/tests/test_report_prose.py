@@ -144,3 +144,14 @@ def test_a_citation_after_the_full_stop_belongs_to_the_sentence_before_it():
         "One sentence here. [CLM-01]",
         "Another one follows.",
     ]
+
+
+def test_the_extractive_writers_asides_after_a_citation_belong_to_its_sentence():
+    """The extractive writer marks a partial claim "(partly supported: read with caution)" after its citation;
+    a real run's fallback deliverable failed `report check` on it until asides joined the cited sentence."""
+    line = "Most views need CSRF protection, but a few do not. [CLM-04] (partly supported: read with caution)"
+    assert prose.split_sentences(f"{line} (source: SQ-01/SRC-04)") == [f"{line} (source: SQ-01/SRC-04)"]
+    assert prose.split_sentences("A claim [CLM-01]. (An aside stating a new fact of its own here.)") == [
+        "A claim [CLM-01].",
+        "(An aside stating a new fact of its own here.)",
+    ]

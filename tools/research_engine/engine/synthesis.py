@@ -80,6 +80,9 @@ class SynthesisStages(EngineState):
             text = ExtractiveModel().write(self.brief, sections)
             atomic_write_text(draft, text)
             fallback = True
+            checked = report.check(self.run, draft)
+            if not checked.ok:  # never expected (its sentences are its claims); a sentence, not the run, goes
+                text, checked = self._drop_unsupported(text, checked, model_wrote=False)
         if not finish:
             checked = report.check(self.run, draft)
             if not checked.ok:
@@ -93,9 +96,10 @@ class SynthesisStages(EngineState):
         finished = report.finish(self.run, draft)
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
 
-    def _drop_unsupported(self, text: str, checked: Any) -> tuple[str, Any]:
-        """A model's deliverable whose only problems are sentences stating what their citations do not hold:
-        those sentences are dropped (an event names each), and the rest is checked again."""
+    def _drop_unsupported(self, text: str, checked: Any, *, model_wrote: bool = True) -> tuple[str, Any]:
+        """A deliverable whose only problems are sentences stating what their citations do not hold: those
+        sentences are dropped (an event names each; counted against the model when it wrote them), and the
+        rest is checked again."""
         prose_codes = {"unsupported-statement", "uncited-fact"}
         if any(p.code not in prose_codes for p in checked.problems):
             return text, checked
@@ -112,7 +116,7 @@ class SynthesisStages(EngineState):
         self._event("deliverable-sentences-dropped", sentences=dropped)
         self.progress.note("deliverable-sentences-dropped", sentences=len(dropped))
         usage = getattr(self.raw_model, "usage", None)
-        if usage is not None and hasattr(usage, "count"):
+        if model_wrote and usage is not None and hasattr(usage, "count"):
             for _ in dropped:
                 usage.count(ModelStage.WRITE, ModelRejection.PROSE_CHECK, failure=False)
         draft = self.run.path("result_draft")
