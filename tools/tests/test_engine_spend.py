@@ -179,9 +179,10 @@ def test_a_model_endpoint_that_dies_mid_run_does_not_sink_the_run(tmp_path, http
 
 
 @pytest.mark.slow
-def test_an_interrupted_run_is_recorded_failed_with_its_spend_and_resumes(tmp_path):
-    """Ctrl-C in the middle of fetching: exit 130; run.json says failed, why, and what was spent; `run
-    --resume` completes the run."""
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_is_recorded_failed_with_its_spend_and_resumes(tmp_path, stop):
+    """Ctrl-C or SIGTERM in the middle of fetching: exit 130; run.json says failed, why, and what was spent;
+    `run --resume` completes the run."""
     web = write_mini_web(tmp_path / "web")
     brief = tmp_path / "brief.yaml"
     brief.write_text(yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs")}), encoding="utf-8")
@@ -192,7 +193,7 @@ def test_an_interrupted_run_is_recorded_failed_with_its_spend_and_resumes(tmp_pa
         while sum(n for path, n in server.seen.items() if path.endswith(".html")) < 2:
             assert proc.poll() is None and time.monotonic() < deadline, "the run never fetched a page"
             time.sleep(0.01)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         assert proc.wait(timeout=60) == 130
         run_root = next((tmp_path / "runs").iterdir())
         record = runrecord.read(trace.open_run(run_root))

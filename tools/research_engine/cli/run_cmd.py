@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -137,6 +139,9 @@ def run(
         from research_engine.engine.progress import Progress
 
         progress = Progress.auto(json_mode=json_)
+        # SIGTERM (a job scheduler, `timeout`, `kill`) ends the run like Ctrl-C: run.json says failed, the
+        # spend is kept, and `run --resume` picks it up.
+        signal.signal(signal.SIGTERM, _terminated)
         try:
             if resume_run is not None:
                 if brief is not None:
@@ -227,3 +232,7 @@ def replay(
         )
 
     run_command("replay", json_, body)
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
