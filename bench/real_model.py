@@ -10,7 +10,8 @@ verify, critic, write): calls, prompt and completion tokens, seconds, failures a
 re-asks and fallbacks, summed from each run's run.json `model.use`; and the facts each model found, scored
 as bench/quality.py scores them. Results go to bench/results/real-model-<stamp>.json.
 
-The dev set is slow with a CPU model (minutes a run): `--limit` takes the first N objectives (default 6).
+The dev set is slow with a CPU model (minutes a run): `--limit` takes the first N objectives (default 6), and
+`--brief depth=quick` keeps each to one cycle.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=6, help="the first N objectives (default 6)")
     parser.add_argument("--n-ctx", type=int, default=4096, help="the server's context window")
     parser.add_argument("--runs-dir", type=Path, help="keep the runs here (default: a directory per stamp)")
+    parser.add_argument(
+        "--brief",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="as bench/quality.py's, for both models",
+    )
     args = parser.parse_args(argv)
 
     quality = bench_quality.load()
@@ -76,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.only or [o.id for o in objectives][: args.limit]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     work = (args.runs_dir or Path(f"/tmp/real-model-bench-{stamp}")).resolve()
-    only = [arg for obj in chosen for arg in ("--only", obj)]
+    only = [arg for obj in chosen for arg in ("--only", obj)] + [
+        a for b in args.brief for a in ("--brief", b)
+    ]
 
     python = realserver.ensure_llama_cpp()
     gguf = realserver.ensure_model(python, args.model)
