@@ -172,3 +172,39 @@ def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented
     assert len(dropped) == 1 and "987 percent" in dropped[0]["sentences"][0]
     assert record["model"]["use"]["write"]["rejections"] == {"prose-check": 1}
     assert record["model"]["use"]["write"]["fallbacks"] == 0
+
+
+def test_a_model_deliverable_that_cannot_be_repaired_falls_back_visibly(
+    corpus, httpserver, tmp_path, monkeypatch, cli
+):
+    """A deliverable citing a claim the run does not have fails `report check` for more than its sentences:
+    the extractive writer writes it instead, and run.json counts and announces the write stage's fallback."""
+
+    def chat(request):
+        task = json.loads(request.data)["messages"][1]["content"]
+        content = "no JSON here"
+        if task.startswith("Write the deliverable"):
+            content = json.dumps(
+                {"markdown": "# Memo\n\nThe answer is settled by a claim of its own [CLM-99].\n"}
+            )
+        reply = {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+        return Response(json.dumps(reply), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
+    monkeypatch.setenv("SEARXNG_URL", corpus.url)
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
+    code, out, _, env = cli(
+        "run",
+        str(brief_at(tmp_path, budget={"provider_calls": 2000})),
+        "--model",
+        "openai",
+        "--allow-private",
+        "--json",
+    )
+    assert code == 0, out
+    run = trace.open_run(env["data"]["run_root"])
+    assert "CLM-99" not in run.path("result").read_text(encoding="utf-8")
+    record = runrecord.read(run)
+    assert record["model"]["use"]["write"]["fallbacks"] == 1
+    assert any(e["kind"] == "model-fallback" and e["stage"] == "write" for e in record["events"])

@@ -72,6 +72,9 @@ class SynthesisStages(EngineState):
         if not checked.ok and model_wrote:
             # The model's deliverable failed `report check`: note why and write the extractive one.
             self._event("deliverable-rejected", problems=[p.message for p in checked.problems])
+            self._event(
+                "model-fallback", stage=ModelStage.WRITE, detail="the deliverable failed `report check`"
+            )
             self.progress.note("deliverable-rejected", problems=len(checked.problems))
             usage = getattr(self.raw_model, "usage", None)
             if usage is not None and hasattr(usage, "fell_back"):
