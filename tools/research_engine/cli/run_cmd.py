@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -141,7 +142,8 @@ def run(
         progress = Progress.auto(json_mode=json_)
         # SIGTERM (a job scheduler, `timeout`, `kill`) ends the run like Ctrl-C: run.json says failed, the
         # spend is kept, and `run --resume` picks it up.
-        signal.signal(signal.SIGTERM, _terminated)
+        if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+            signal.signal(signal.SIGTERM, _terminated)
         try:
             if resume_run is not None:
                 if brief is not None:
