@@ -131,6 +131,18 @@ def test_a_model_that_returns_broken_json_then_valid_json_is_understood(
     assert record["budgets"]["spent"]["model_tokens"] >= 60 * (asked["decompose"] + asked["other"])
 
 
+def run_with_model(chat, corpus, httpserver, tmp_path, monkeypatch, cli):
+    """A run with `--model openai` on a loopback endpoint answering with `chat`; the run, once it exits 0."""
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
+    monkeypatch.setenv("SEARXNG_URL", corpus.url)
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
+    monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
+    brief = brief_at(tmp_path, budget={"provider_calls": 2000})
+    code, out, _, env = cli("run", str(brief), "--model", "openai", "--allow-private", "--json")
+    assert code == 0, out
+    return trace.open_run(env["data"]["run_root"])
+
+
 def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented_one(
     corpus, httpserver, tmp_path, monkeypatch, cli
 ):
@@ -150,20 +162,7 @@ def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented
         reply = {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
         return Response(json.dumps(reply), content_type="application/json")
 
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
-    monkeypatch.setenv("SEARXNG_URL", corpus.url)
-    monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
-    monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
-    code, out, _, env = cli(
-        "run",
-        str(brief_at(tmp_path, budget={"provider_calls": 2000})),
-        "--model",
-        "openai",
-        "--allow-private",
-        "--json",
-    )
-    assert code == 0, out
-    run = trace.open_run(env["data"]["run_root"])
+    run = run_with_model(chat, corpus, httpserver, tmp_path, monkeypatch, cli)
     result = run.path("result").read_text(encoding="utf-8")
     assert result.startswith("---") and "# Memo" in result  # the model's own deliverable, not the fallback
     assert invented not in result
@@ -190,20 +189,7 @@ def test_a_model_deliverable_that_cannot_be_repaired_falls_back_visibly(
         reply = {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
         return Response(json.dumps(reply), content_type="application/json")
 
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(chat)
-    monkeypatch.setenv("SEARXNG_URL", corpus.url)
-    monkeypatch.setenv("RESEARCH_ENGINE_MODEL_BASE_URL", httpserver.url_for("/v1"))
-    monkeypatch.setenv("RESEARCH_ENGINE_MODEL", "stub-model")
-    code, out, _, env = cli(
-        "run",
-        str(brief_at(tmp_path, budget={"provider_calls": 2000})),
-        "--model",
-        "openai",
-        "--allow-private",
-        "--json",
-    )
-    assert code == 0, out
-    run = trace.open_run(env["data"]["run_root"])
+    run = run_with_model(chat, corpus, httpserver, tmp_path, monkeypatch, cli)
     assert "CLM-99" not in run.path("result").read_text(encoding="utf-8")
     record = runrecord.read(run)
     assert record["model"]["use"]["write"]["fallbacks"] == 1
