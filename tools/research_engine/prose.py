@@ -69,8 +69,10 @@ CODE_RES = (
     re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"),  # snake_case, CONSTANT_CASE
     re.compile(r"\b[a-z_][\w]*(?:\.[A-Za-z_][\w]*)+\b"),  # dotted.names
 )
-CLAUSE_OPENERS = (":", '"', "“", "(")  # a capital after one of these is capitalised by position
+CLAUSE_OPENERS = ':"“('  # a capital after one of these is capitalised by position
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
+# A word that is not part of a code token: CONN inside CONN_MAX_AGE is the code token's to answer for.
+NAME_RE = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9'’-]*(?![\w(])")
 ACRONYM_RE = re.compile(r"^[A-Z][A-Z0-9]+$")
 CAMEL_RE = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]\w*$")
 
@@ -156,12 +158,16 @@ def names(sentence: str) -> list[str]:
     bracket), and acronyms and CamelCase anywhere. An opening word is capitalised by position, so it is
     not taken for a name: a dictionary would be needed to tell "Oracle" from "Call"."""
     text = BACKTICK_RE.sub(" ", sentence)
+    first = re.search(r"[A-Za-z0-9]", text)
     out = []
-    for n, m in enumerate(WORD_RE.finditer(text)):
+    for m in NAME_RE.finditer(text):
         word = m.group(0).strip("'’-")
         if len(word) < 2 or word.casefold() in UNITS or word.casefold() in SCALES:
             continue
-        opens = n == 0 or text[: m.start()].rstrip().endswith(CLAUSE_OPENERS)
+        j = m.start() - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        opens = (first is not None and m.start() <= first.start()) or (j >= 0 and text[j] in CLAUSE_OPENERS)
         if ACRONYM_RE.match(word) or CAMEL_RE.match(word) or (word[0].isupper() and not opens):
             out.append(word)
     return list(dict.fromkeys(out))
@@ -229,7 +235,7 @@ def findings(text: str, line: int, support: Callable[[list[str]], str], question
             continue
         cited_any = True
         group, pending = pending, []
-        held = support(cited)
+        held = _plain(support(cited))  # normalised like the sentence: `__str__()` reads the same on both sides
         backing = numbers(held) + asked_numbers  # restating the question's own numbers invents nothing
         held = held.casefold()
         missing: list[str] = []
