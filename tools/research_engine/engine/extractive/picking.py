@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine.answering import answer_score, context_terms
+from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
 from research_engine.engine.models import ClaimDraft, SourceText
@@ -38,6 +40,8 @@ DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
+HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
+MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
 @dataclass
@@ -47,6 +51,7 @@ class SentenceCandidate:
     source_index: int
     position: int  # passage order then sentence order inside the source
     terms: list[str]
+    heading: set[str]  # the terms of the nearest heading above it, and of the page title
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -86,8 +91,12 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
     for s_index, source in enumerate(sources):
         position = 0
         previous_kind = None
+        title = set(tokens(source.title or ""))
+        heading = title
         for passage in source.passages:
             after_code, previous_kind = previous_kind == "code", passage.kind
+            if passage.kind == "heading":
+                heading = title | set(tokens(passage.text))
             if passage.kind not in CLAIM_PASSAGE_KINDS:
                 continue
             spans = sentences(passage.text)
@@ -96,7 +105,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
-                if not is_claim_sentence(text):
+                if not is_claim_sentence(text) or MANGLED_RE.search(text):
                     continue
                 if n and DANGLING_START_RE.match(text):
                     # "This is the most secure method": the quote takes the sentence that says what "this"
@@ -104,7 +113,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     joined = passage.text[spans[n - 1][0] : end]
                     if len(joined.split()) <= ANTECEDENT_MAX_WORDS:
                         text = joined
-                out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text)))
+                out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text), heading))
     return out
 
 
@@ -125,6 +134,11 @@ def sentence_claims(
     query = [t for t in dict.fromkeys(tokens(target.text))]
     weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in target.focus else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
+    # Does the sentence answer the question (its key terms, and the kind of answer it asks for)? Terms on
+    # nearly every fetched page (the product's own name) are context, not what the question is about.
+    question = " ".join(str(sq.get("text") or target.text).split())
+    context = context_terms(" ".join(p.text for p in s.passages) for s in sources)
+    answered = [answer_score(question, c.text, context, target.focus) for c in candidates]
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
             scores[i] *= DANGLING_PENALTY
@@ -133,6 +147,9 @@ def sentence_claims(
         scores[i] *= 0.5 + 0.5 * target.focus_share(set(cand.terms))
         # Reference pages state what a thing is and does first, details later: a mild lead bonus.
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
+        # Documentation puts the answer under a heading naming its subject ("select_related()").
+        scores[i] *= 1 + HEADING_BONUS * target.focus_share(cand.heading)
+        scores[i] *= 0.5 + answered[i].score
     ranked = sorted(
         range(len(candidates)),
         key=lambda i: (-scores[i], candidates[i].source_index, candidates[i].position),
@@ -149,6 +166,8 @@ def sentence_claims(
         have = set(cand.terms)
         if not target.eligible(have, cand.text):
             continue
+        if answered[i].kind in LOOKUP_KINDS and not answered[i].answers:
+            continue  # it asks for a version, a number, an identifier or a name, and this states none
         if best and scores[i] < KEEP_SHARE * best:
             break
         key = near_key(cand.text)

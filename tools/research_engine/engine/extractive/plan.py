@@ -17,9 +17,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from research_engine.answering import AnswerKind, expected_kind
 from research_engine.engine.extractive.text import tokens
 from research_engine.vocabulary import Angle, ClaimType
 
+LOOKUP_KINDS = (AnswerKind.VERSION, AnswerKind.NUMBER, AnswerKind.IDENTIFIER, AnswerKind.NAME)
 MAX_SUB_QUESTIONS = 6  # the engine's default cap; more would be cut off unplanned
 # Preferred claim type per angle, used when the brief allows it.
 ANGLE_TYPES: dict[str, tuple[ClaimType, ...]] = {
@@ -96,14 +98,19 @@ _LEAD_RE = re.compile(
 )
 # "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
 _ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
+_ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
+_POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
+# A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
+_OWN_SUBJECT_RE = re.compile(r"(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
-_PRONOUN_RE = re.compile(r"\b(it|they|them|its|their)\b", re.IGNORECASE)
+_PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
 _QUESTION_START_RE = re.compile(
     r"^(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b", re.I
 )
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*[?;]\s*|,?\s+and\s+(?=(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should)\b)",
+    r"\s*[?;]\s*|,?\s+and\s+(?=(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should|has|"
+    r"have|did|was|were|will)\b)",
     re.IGNORECASE,
 )
 # Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
@@ -171,14 +178,19 @@ class Facet:
     items: list[str] = field(default_factory=list)
     tail: str = ""  # what follows the enumeration ("for concurrent work")
     subject: str = ""  # who chooses ("a Python 3.11 program")
+    asked: str = ""  # a follow-up's clause as written, before its subject was filled in
 
     @property
     def phrase(self) -> str:
         """The facet's topic in a few words, for the angle questions."""
         if self.items:
             return f"{_join(self.items)}{self.tail}"
-        topic = _LEAD_RE.sub("", self.clause, count=1).strip() or self.clause
-        return _ASKER_RE.sub(" to ", topic)
+        lead = _LEAD_RE.match(self.clause)
+        topic = self.clause[lead.end() :].strip() if lead else self.clause
+        if lead and _ASKED_BY_RE.search(lead.group(0)) and len(topic.split()) > 2:
+            # "How do I enable persistent connections" -> "persistent connections": the asker's verb goes
+            topic = _POSSESSIVE_RE.sub("", topic.split(" ", 1)[1])
+        return _ASKER_RE.sub(" to ", topic or self.clause)
 
 
 @dataclass
@@ -238,6 +250,7 @@ def facets_of(objective: str) -> list[Facet]:
             facet.subject = subject.group("subject").strip() if subject else ""
         out.append(facet)
     for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
+        facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
     return out
 
@@ -248,6 +261,9 @@ def _resolved(clause: str, first: Facet) -> str:
         of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
+        if not set(tokens(clause)) & set(tokens(first.clause)) and not _OWN_SUBJECT_RE.search(clause):
+            # "What is the default behaviour?" after "How do I enable persistent connections": whose?
+            return f"{clause} for {first.phrase}"
         return clause
     topic = first.phrase
 
@@ -320,7 +336,13 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
             facet_plans.append((_question(facet.clause), Angle.ENTITY, _item_focus(facet.items)))
         else:
             angle: str = Angle.SOURCE_TYPE if SOURCE_TYPE_RE.search(facet.clause) else Angle.ENTITY
-            facet_plans.append((_question(facet.clause), angle, None))
+            # A follow-up is about what it asks ("the default behaviour"), not the subject it was given.
+            if facet is main:
+                others = [f.clause for f in facets]
+                asks = set(tokens(facet.clause)) - common_terms(others)
+            else:
+                asks = set(tokens(facet.asked)) if facet.clause.endswith(f" for {main.phrase}") else set()
+            facet_plans.append((_question(facet.clause), angle, asks or None))
     extra: list[tuple[str, str, set[str] | None]] = []
     phrase_focus = main_focus or None
     # Angles are added only where they can be answered from the brief's scope: "what changed" when the
@@ -335,7 +357,11 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
                 phrase_focus,
             )
         )
-    extra.append((f"What are the limitations and drawbacks of {main.phrase}?", Angle.COUNTER, phrase_focus))
+    if expected_kind(main.clause) not in LOOKUP_KINDS or _CHOICE_RE.search(objective):
+        # A lookup ("how long", "which version") has no drawbacks to weigh: that question would be padding.
+        extra.append(
+            (f"What are the limitations and drawbacks of {main.phrase}?", Angle.COUNTER, phrase_focus)
+        )
     room = MAX_SUB_QUESTIONS - len(extra)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
     kept = [p for p in facet_plans if p[1] == Angle.SOURCE_TYPE][:1]

@@ -1,0 +1,223 @@
+"""Does a claim answer its sub-question? The answer score, recorded beside the verifier's evidence verdict.
+
+"Supported" means the quote is on the page; it does not mean the sentence answers the question. This module
+measures the second thing, deterministically, from text alone, so the controller, the contestation file, the
+loop log and the extractive model all read one number:
+
+- `expected_kind(question)`: the kind of answer the question asks for (`AnswerKind`): a version ("since which
+  version", "which versions"), a number ("how many", "how long", "what is the maximum"), a document
+  identifier (RFC, PEP, CVE, ticket), a name ("which backend", "what replaces"), yes/no, or an explanation.
+- `answer_score(question, claim)`: zero when the claim carries none of the question's key terms (or none
+  of its subject's: `subject_terms`); else half the share of the question's key terms the claim carries
+  (the subject's half of that when known; three terms counting as all; terms that every page of
+  the run carries, such as the product's own name, are context and weigh nothing: `context`), half whether
+  the claim carries an answer of the expected kind that the question does not already state (a version,
+  number, identifier or name of its own). Yes/no and explanation questions have no kind to carry, so the
+  terms decide alone. A claim answers when its score reaches `ANSWERS_MIN`.
+
+Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from research_engine.terms import STOP_WORDS, fold, words
+
+ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
+TERMS_ENOUGH = 3  # this many of the question's key terms count as all of them: answers drop qualifiers
+TERMS_WEIGHT = 0.5  # the rest is the expected kind of answer, when the question asks for one
+CONTEXT_SHARE = 0.8  # a term on at least this share of the run's pages (three or more) is context
+
+
+class AnswerKind(StrEnum):
+    VERSION = "version"
+    NUMBER = "number"
+    IDENTIFIER = "identifier"
+    NAME = "name"
+    YES_NO = "yes/no"
+    EXPLANATION = "explanation"
+
+
+KIND_PHRASES: dict[AnswerKind, str] = {
+    AnswerKind.VERSION: "the version (or date) it names",
+    AnswerKind.NUMBER: "the figure, with its unit",
+    AnswerKind.IDENTIFIER: "the document identifier (RFC, PEP, ticket)",
+    AnswerKind.NAME: "the name of the thing asked for (setting, class, command, option)",
+    AnswerKind.YES_NO: "a yes or no, with the condition it depends on",
+    AnswerKind.EXPLANATION: "how or why, stated by the source",
+}
+
+_VERSION_Q = re.compile(
+    r"\b(?:(?:which|what|since|from|in)\s+(?:\w+\s+){0,2}?(?:versions?|releases?)\b|since when|"
+    r"when\s+(?:was|were|did|is|does)\b.*\b(?:add\w*|introduc\w*|remov\w*|deprecat\w*|releas\w*|"
+    r"drop\w*|chang\w*|support\w*)|what year|what (?:has |have )?changed|ha(?:s|ve) \w+ changed)",
+    re.IGNORECASE,
+)
+_NUMBER_Q = re.compile(
+    r"\b(?:how\s+(?:many|much|long|large|big|often|old|fast|small|high|low|wide)|"
+    r"(?:which|what)\s+(?:\w+\s+){0,2}?(?:port|size|length|limit|number|count|amount|percentage|timeout)s?\b|"
+    r"(?:maximum|minimum|max|min)\b|default\s+(?:value|size|length|limit|number|port|timeout))",
+    re.IGNORECASE,
+)
+_IDENTIFIER_Q = re.compile(r"\b(?:rfcs?|peps?|cves?|tickets?|issue numbers?|bug numbers?)\b", re.IGNORECASE)
+_NAME_Q = re.compile(
+    r"^\s*(?:(?:which|what)\s+(?:\w+\s+){0,3}?(?:backends?|settings?|functions?|methods?|class(?:es)?|"
+    r"commands?|options?|parameters?|arguments?|modules?|packages?|librar(?:y|ies)|tools?|fields?|types?|"
+    r"names?|keywords?|flags?|variables?|decorators?|mixins?|tags?|locks?|engines?|formats?|algorithms?|"
+    r"methods?|hashers?|levels?|modes?|extensions?)\b|(?:what|which)\s+(?:\w+\s+)?(?:replaces?|replaced|"
+    r"supersedes?|should\s+\w+\s+use|to\s+use)\b)",
+    re.IGNORECASE,
+)
+_YES_NO_Q = re.compile(
+    r"^\s*(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|must)\b", re.IGNORECASE
+)
+
+_VERSION_A = re.compile(
+    r"\b(?:v?\d+\.\d+(?:\.\d+)*|(?:version|release|python|django|postgresql|pg)\s+\d+\b|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty "
+    "hundred thousand million billion once twice half double dozen unlimited infinite zero none"
+)
+_NUMBER_A = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(_NUMBER_WORDS.split())})\b", re.IGNORECASE)
+_IDENTIFIER_A = re.compile(r"\b(?:rfc|pep|cve|bpo|gh|#)\s*-?\d+|\bticket\s+#?\d+|(?<!\w)#\d+", re.IGNORECASE)
+# A name: a code-like token (snake_case, dotted.name, call(), --flag, CamelCase) or a capitalised word
+# that does not open the sentence.
+_CODE_A = re.compile(
+    r"`[^`]+`|\b[A-Za-z]\w*_\w+\b|\b[a-z_]\w*(?:\.\w+)+\b|\b\w+\(\)|(?<![\w-])--?[a-z][\w-]+|"
+    r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[A-Z]{2,}\w*\b"
+)
+_CAPITAL_A = re.compile(r"(?<=[a-z,;] )[A-Z][\w-]+")
+
+
+@dataclass(frozen=True)
+class AnswerScore:
+    score: float
+    kind: AnswerKind
+    terms_found: tuple[str, ...]
+    terms_wanted: tuple[str, ...]
+    kind_found: str | None  # what in the claim is an answer of the expected kind, if any
+
+    @property
+    def answers(self) -> bool:
+        return self.score >= ANSWERS_MIN
+
+    def basis(self) -> str:
+        """One line for a human: what the score is made of."""
+        found, wanted = len(self.terms_found), len(self.terms_wanted)
+        terms = f"{found}/{wanted} key terms" + (f" ({', '.join(self.terms_found[:5])})" if found else "")
+        if self.kind in (AnswerKind.YES_NO, AnswerKind.EXPLANATION):
+            kind = f"asks for {self.kind}"
+        elif self.kind_found:
+            kind = f"asks for a {self.kind}: states {self.kind_found!r}"
+        else:
+            kind = f"asks for a {self.kind}: states none"
+        verdict = "answers" if self.answers else "does not answer"
+        return f"{self.score:.2f} {verdict}: {terms}; {kind}"
+
+
+def key_terms(text: str) -> list[str]:
+    """The folded key terms of a question or claim, in order, unique."""
+    return list(dict.fromkeys(fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1))
+
+
+def expected_kind(question: str) -> AnswerKind:
+    """What kind of answer `question` asks for (its first clause decides)."""
+    text = " ".join(question.split())
+    if _IDENTIFIER_Q.search(text):
+        return AnswerKind.IDENTIFIER
+    if _VERSION_Q.search(text):
+        return AnswerKind.VERSION
+    if _NUMBER_Q.search(text):
+        return AnswerKind.NUMBER
+    if _NAME_Q.search(text):
+        return AnswerKind.NAME
+    if _YES_NO_Q.search(text):
+        return AnswerKind.YES_NO
+    return AnswerKind.EXPLANATION
+
+
+def answers_text(question: str) -> str:
+    """What a full answer to `question` contains, in words (a sub-question's `answers` field)."""
+    kind = expected_kind(question)
+    terms = [w for w in dict.fromkeys(w for w in words(question) if w not in STOP_WORDS and len(w) > 1)]
+    about = ", ".join(terms[:8]) or "the question"
+    return f"{KIND_PHRASES[kind]}; a sentence about {about}"
+
+
+def context_terms(pages: Iterable[str]) -> set[str]:
+    """Terms on at least CONTEXT_SHARE of the pages (three or more): the site's or product's own words."""
+    counts: Counter[str] = Counter()
+    n = 0
+    for page in pages:
+        n += 1
+        counts.update(set(key_terms(page)))
+    if n < 3:
+        return set()
+    return {t for t, c in counts.items() if c >= CONTEXT_SHARE * n}
+
+
+def _kind_found(kind: AnswerKind, claim: str, question: str) -> str | None:
+    """The first thing in `claim` that answers a question of `kind` and that `question` does not state."""
+    asked = question.casefold()
+    pattern = {
+        AnswerKind.VERSION: _VERSION_A,
+        AnswerKind.NUMBER: _NUMBER_A,
+        AnswerKind.IDENTIFIER: _IDENTIFIER_A,
+    }.get(kind)
+    found = (
+        [m.group(0) for m in pattern.finditer(claim)]
+        if pattern
+        else [m.group(0) for m in _CODE_A.finditer(claim)] + [m.group(0) for m in _CAPITAL_A.finditer(claim)]
+    )
+    for item in found:
+        token = item.strip("`").strip()
+        if token and not re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
+            return token
+    return None
+
+
+def subject_terms(question: str, questions: list[str]) -> set[str]:
+    """What `question` is about: its key terms less those at least three quarters of the run's
+    sub-questions share (with three or more), which are the run's context, not this question's subject."""
+    own = set(key_terms(question))
+    if len(questions) < 3:
+        return own
+    counts: Counter[str] = Counter()
+    for text in questions:
+        counts.update(set(key_terms(text)))
+    shared = {t for t, c in counts.items() if c >= 0.75 * len(questions)}
+    return (own - shared) or own
+
+
+def answer_score(
+    question: str, claim: str, context: set[str] | None = None, subject: set[str] | None = None
+) -> AnswerScore:
+    """How well `claim` answers `question` (see the module docstring). `subject`: the key terms the
+    question is about (half the term credit when given); `context`: terms that weigh nothing."""
+    kind = expected_kind(question)
+    wanted = key_terms(question)
+    content = [t for t in wanted if t not in (context or set())] or wanted
+    have = set(key_terms(claim))
+    found = [t for t in content if t in have]
+    focus = [t for t in content if t in (subject or set())]
+    rest = [t for t in content if t not in focus]
+
+    def share(terms: list[str]) -> float:
+        return min(1.0, sum(t in have for t in terms) / min(len(terms), TERMS_ENOUGH)) if terms else 1.0
+
+    terms = (0.5 * share(focus) + 0.5 * share(rest) if rest else share(focus)) if focus else share(content)
+    if not found or (focus and not any(t in have for t in focus)):  # about something else
+        score, found_kind = 0.0, None
+    elif kind in (AnswerKind.YES_NO, AnswerKind.EXPLANATION):
+        score, found_kind = terms, None
+    else:
+        found_kind = _kind_found(kind, claim, question)
+        score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * (1.0 if found_kind else 0.0)
+    return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
