@@ -10,8 +10,9 @@ budgets in; decision out) picks what happens next:
    or `budget:<name>` when a run budget is spent;
 3. then the first rung of the ladder whose signal fires AND which has targets:
    contradiction > 0 -> re-research (refused claim ids + open tension ids);
-   gap > 0 -> supplement-gap (sub-questions with no supported claim + open material gaps);
-   coverage low -> go-deeper (sub-questions lacking a supported claim);
+   gap > 0 -> supplement-gap (sub-questions with no supported claim that answers them, by
+   `answering.answer_score`, + open material gaps);
+   coverage low -> go-deeper (sub-questions lacking a supported, answering claim);
    confidence low -> re-retrieve (active claims not supported).
    A rung whose signal fires but whose target list is empty is skipped (a remediation
    without targets is not actionable); if no rung is left, the run stops `stalled`.
@@ -31,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from research_engine import answering, critic, decompose, runrecord
 from research_engine import claims as claims_ledger
-from research_engine import critic, decompose, runrecord
 from research_engine.artifacts import read_counted, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.ids import sort_key
@@ -68,6 +69,7 @@ class Signals:
     refused_claims: tuple[str, ...] = ()
     open_tensions: tuple[str, ...] = ()
     uncovered_sub_questions: tuple[str, ...] = ()
+    unanswering_claims: tuple[str, ...] = ()  # supported, but answering no sub-question (answering.py)
     material_gaps: tuple[str, ...] = ()
     unsupported_claims: tuple[str, ...] = ()
     readings: dict[str, str] = field(default_factory=dict, compare=False)
@@ -198,7 +200,8 @@ def _rung_why(signal: str, signals: Signals, targets: tuple[str, ...]) -> str:
 def read_signals(run: Run) -> Signals:
     """Compute the four signals from the run's artifacts, with a sentence on how each was read."""
 
-    sub_questions = [sq["id"] for sq in decompose.load(run)]
+    questions = {sq["id"]: str(sq.get("text") or "") for sq in decompose.load(run)}
+    sub_questions = list(questions)
     ledger = claims_ledger.load(run)
     active = [c for c in ledger.get("claims", []) if c.get("status") == "active"]
     verdicts = latest_verdicts(run)
@@ -211,7 +214,18 @@ def read_signals(run: Run) -> Signals:
     refused = [c["id"] for c in active if verdict_of(c["id"]) == "refuse"]
     unverified = [c["id"] for c in active if verdict_of(c["id"]) is None]
     unsupported = [c["id"] for c in active if verdict_of(c["id"]) != "supported"]
-    covered = {c["sub_question"] for c in active if c["id"] in supported}
+    # Supported is about evidence; covered also needs the claim to answer its sub-question.
+    relevance = {
+        c["id"]: answering.answer_score(
+            questions.get(c["sub_question"], ""),
+            str(c.get("text") or ""),
+            subject=answering.subject_terms(questions.get(c["sub_question"], ""), list(questions.values())),
+        )
+        for c in active
+        if c["id"] in supported
+    }
+    unanswering = [clm for clm, score in relevance.items() if not score.answers]
+    covered = {c["sub_question"] for c in active if c["id"] in relevance and relevance[c["id"]].answers}
     uncovered = [sq for sq in sub_questions if sq not in covered]
     tensions = [t["id"] for t in ledger.get("tensions", []) if t.get("status") == "open"]
     gaps = [g["id"] for g in critic.open_material_gaps(run)]
@@ -220,10 +234,17 @@ def read_signals(run: Run) -> Signals:
     confidence = len(supported) / len(active) if active else 0.0
     readings = {
         "coverage": f"{len(sub_questions) - len(uncovered)} of {len(sub_questions)} sub-questions have an "
-        "active claim whose latest verdict is supported",
+        f"active, supported claim that answers them (answer score >= {answering.ANSWERS_MIN})"
+        + (
+            f"; {len(unanswering)} supported claim(s) answer no sub-question ({', '.join(unanswering)})"
+            if unanswering
+            else ""
+        ),
+        "relevance": "; ".join(f"{clm} {score.basis()}" for clm, score in relevance.items())
+        or "no supported claim yet",
         "confidence": f"{len(supported)} of {len(active)} active claims are supported"
         + (f" ({len(unverified)} not yet verified: {', '.join(unverified)})" if unverified else ""),
-        "gap": f"{len(uncovered)} sub-question(s) without a supported claim"
+        "gap": f"{len(uncovered)} sub-question(s) without a supported, answering claim"
         + (f" ({', '.join(uncovered)})" if uncovered else "")
         + f" + {len(gaps)} open material gap(s) from the critic"
         + (f" ({', '.join(gaps)})" if gaps else ""),
@@ -241,6 +262,7 @@ def read_signals(run: Run) -> Signals:
         refused_claims=order(refused),
         open_tensions=order(tensions),
         uncovered_sub_questions=order(uncovered),
+        unanswering_claims=order(unanswering),
         material_gaps=order(gaps),
         unsupported_claims=order(unsupported),
         readings=readings,
@@ -317,6 +339,7 @@ def control(run: Run) -> dict[str, Any]:
                     "refused_claims": list(signals.refused_claims),
                     "open_tensions": list(signals.open_tensions),
                     "uncovered_sub_questions": list(signals.uncovered_sub_questions),
+                    "unanswering_claims": list(signals.unanswering_claims),
                     "material_gaps": list(signals.material_gaps),
                     "unsupported_claims": list(signals.unsupported_claims),
                 },
@@ -405,6 +428,8 @@ def _write_loop_log(run: Run, log: dict[str, Any]) -> None:
             value = s[name]
             shown = f"{value:.2f}" if isinstance(value, float) else str(value)
             lines.append(f"- **{name}** {shown}: {s['readings'].get(name, '')}")
+        if s["readings"].get("relevance"):
+            lines.append(f"- relevance (beside the verdicts): {s['readings']['relevance']}")
         lines += [
             "",
             f"Governor: cycle {g['cycle']} of {g['ceiling']} ({g.get('depth', 'depth unknown')}); budgets "

@@ -235,7 +235,9 @@ def findings(text: str, line: int, support: Callable[[list[str]], str], question
             continue
         cited_any = True
         group, pending = pending, []
-        held = _plain(support(cited))  # normalised like the sentence: `__str__()` reads the same on both sides
+        held = _plain(
+            support(cited)
+        )  # normalised like the sentence: `__str__()` reads the same on both sides
         backing = numbers(held) + asked_numbers  # restating the question's own numbers invents nothing
         held = held.casefold()
         missing: list[str] = []

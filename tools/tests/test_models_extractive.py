@@ -834,8 +834,13 @@ def test_follow_up_questions_carry_their_subject_and_the_asker_drops_out():
     assert facets_of("How do I enable persistent connections in Django?")[0].phrase == (
         "persistent connections in Django"  # the asker's verb drops out with the asker
     )
-    texts = [p.text for p in plan_of({"objective": "How do I enable persistent connections, and what is the default?"})]
-    assert texts[1] == "What is the default for persistent connections?"  # a follow-up with no subject gets one
+    texts = [
+        p.text
+        for p in plan_of({"objective": "How do I enable persistent connections, and what is the default?"})
+    ]
+    assert (
+        texts[1] == "What is the default for persistent connections?"
+    )  # a follow-up with no subject gets one
     texts = [
         p.text
         for p in plan_of(

@@ -16,7 +16,6 @@ from research_engine.engine.extractive.picking import sentence_candidates
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
 
-
 FACT_A = "The Freedonia grid operator counted 42 gigawatts of solar capacity in 2023."
 FACT_B = "Set FREEDONIA_GRID_LIMIT to 1,500 MB and call grid.reload() to apply version 3.7.0 of the rules."
 FACT_C = "The Ministry of Energy says about 10% of households had rooftop panels."
@@ -166,7 +165,6 @@ def test_the_extractive_writers_asides_after_a_citation_belong_to_its_sentence()
     ]
 
 
-
 DOCS = Path(__file__).parent / "fixtures" / "docs"
 
 
@@ -175,7 +173,9 @@ def _doc_sentences() -> list[str]:
     for page in sorted(DOCS.glob("*.html")):
         doc = extract_html(page.read_bytes(), url=f"http://127.0.0.1/{page.name}")
         passages = [Passage(id=f"P{n}", kind=p.kind, text=p.text) for n, p in enumerate(doc.passages)]
-        out += [c.text for c in sentence_candidates([SourceText("SQ-01/SRC-01", doc.title, page.name, passages)])]
+        out += [
+            c.text for c in sentence_candidates([SourceText("SQ-01/SRC-01", doc.title, page.name, passages)])
+        ]
     return out
 
 

@@ -47,6 +47,8 @@ class GatherStages(EngineState):
                 self._event("search-failed", sq=sq, query=query, chain=(exc.data or {}).get("chain"))
                 continue
             engine_info = {"cycle": cycle, "angle": item.get("angle")}
+            if item.get("why"):
+                engine_info["why"] = item["why"]  # a re-research query says why it differs
             record_search(self.run, sq, outcome, query=query, info={"engine": engine_info})
             failures = [a for a in outcome.chain if a.outcome == "failed"]
             if failures:

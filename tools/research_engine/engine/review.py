@@ -8,13 +8,15 @@ cycle's plan. Nothing here decides what the controller decides.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from research_engine import claims, controller, critic, decompose, grounding, runstate, verify
+from research_engine import answering, claims, controller, critic, decompose, grounding, runstate, verify
 from research_engine.artifacts import read_markdown
 from research_engine.engine.state import EngineState
 from research_engine.errors import CheckFailed
 from research_engine.retrieve import parse_passages
+from research_engine.terms import STOP_WORDS, fold, words
 from research_engine.vocabulary import Angle, ClaimType, Verdict
 
 
@@ -142,6 +144,35 @@ class ReviewStages(EngineState):
             "cycle": cycle,
         }
 
+    def _rethought_queries(
+        self, sq: dict[str, Any], ledger: Iterable[dict[str, Any]], cycle: int
+    ) -> list[dict[str, str]]:
+        """A query cycle `cycle` did not send: the sub-question's key terms that no supported claim of it
+        carries, first, then the rest, with why (recorded with the search in the candidates file)."""
+        latest = runstate.latest_verdicts(self.run)
+        carried: set[str] = set()
+        for claim in ledger:
+            verdict = (latest.get(claim["id"]) or {}).get("verdict")
+            if (
+                claim["sub_question"] == sq["id"]
+                and claim["status"] == "active"
+                and verdict == Verdict.SUPPORTED
+            ):
+                carried |= set(answering.key_terms(str(claim.get("text") or "")))
+        written: dict[str, str] = {}
+        for word in words(str(sq.get("text") or "")):
+            if word not in STOP_WORDS and len(word) > 1:
+                written.setdefault(fold(word), word)
+        missing = [w for key, w in written.items() if key not in carried]
+        if not missing:
+            return []
+        query = " ".join((missing + [w for w in written.values() if w not in missing])[:8])
+        why = (
+            f"cycle {cycle} found no supported claim answering {sq['id']}; key terms none of its supported "
+            f"claims carries: {', '.join(missing)}"
+        )
+        return [{"query": query, "angle": "gap", "why": why}]
+
     def _remediate(self, cycle: int, decision: dict[str, Any]) -> dict[str, Any]:
         """Turn the controller's decision into cycle+1's plan: which sub-questions to search again, and
         how."""
@@ -194,6 +225,7 @@ class ReviewStages(EngineState):
             gaps = {g["id"]: g for g in critic.load(self.run)["gaps"]}
             for target in targets:
                 if target in sqs:
+                    add(target, self._rethought_queries(sqs[target], ledger.values(), cycle))
                     add(target, self._angle_queries(sqs[target], list(Angle), searched[target]))
                 elif target in gaps:
                     gap = gaps[target]
@@ -213,6 +245,7 @@ class ReviewStages(EngineState):
             for target in targets:
                 sq = target if target in sqs else (ledger.get(target) or {}).get("sub_question")
                 if sq is not None and sq in sqs:
+                    add(sq, self._rethought_queries(sqs[sq], ledger.values(), cycle))
                     add(sq, self._angle_queries(sqs[sq], list(reversed(Angle)), searched[sq]))
         for sq in plan:  # an empty query list still re-selects among candidates already found
             plan[sq] = [q for q in plan[sq] if q["query"] not in searched.get(sq, set())]

@@ -15,7 +15,7 @@ import contextlib
 import re
 from typing import Any
 
-from research_engine import bounded, ids, runrecord
+from research_engine import answering, bounded, decompose, ids, runrecord
 from research_engine import claims as ledger
 from research_engine.artifacts import ValidationReport, load_checked, read_markdown, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
@@ -150,8 +150,20 @@ def _write_contestation(run: Run, meta: dict[str, Any]) -> None:
         f"(supported / checkable, {s['checkable']} checkable).",
         "",
     ]
+    # Relevance is recorded beside the verdict, never in it: does the claim answer its sub-question?
+    questions = {sq["id"]: str(sq.get("text") or "") for sq in decompose.load(run)}
+    claim_rows = {c["id"]: c for c in ledger.load(run).get("claims", [])}
     for chl in meta["challenges"]:
         lines.append(f"## {chl['id']}: {chl['claim']} **{chl['verdict']}**")
+        row = claim_rows.get(chl["claim"])
+        if row and row.get("sub_question") in questions:
+            question = questions[row["sub_question"]]
+            subject = answering.subject_terms(question, list(questions.values()))
+            relevance = answering.answer_score(question, str(row.get("text") or ""), subject=subject)
+            lines.append("")
+            lines.append(
+                f"- relevance to {row['sub_question']} (not part of the verdict): {relevance.basis()}"
+            )
         lines.append("")
         lines.append(
             f"- floor: {chl['floor']}"

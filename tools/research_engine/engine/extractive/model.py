@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from research_engine.answering import answers_text
 from research_engine.engine.extractive.picking import sentence_claims
-from research_engine.engine.extractive.plan import ANSWERS, plan_of
+from research_engine.engine.extractive.plan import plan_of
 from research_engine.engine.extractive.rendering import render_report
 from research_engine.engine.extractive.series import data_claims
 from research_engine.engine.extractive.targets import judge_candidate, search_queries
@@ -40,7 +41,7 @@ class ExtractiveModel:
 
     def decompose(self, brief: dict[str, Any]) -> list[SubQuestionPlan]:
         return [
-            SubQuestionPlan(text=p.text, claim_type=p.claim_type, angle=p.angle, answers=ANSWERS[p.angle])
+            SubQuestionPlan(text=p.text, claim_type=p.claim_type, angle=p.angle, answers=answers_text(p.text))
             for p in plan_of(brief)
         ]
 

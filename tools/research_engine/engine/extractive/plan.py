@@ -54,12 +54,6 @@ ANGLE_TYPES: dict[str, tuple[ClaimType, ...]] = {
         ClaimType.REGULATORY,
     ),
 }
-ANSWERS: dict[str, str] = {
-    Angle.ENTITY: "direct statements from sources that answer this facet",
-    Angle.TIME: "dated or versioned statements of what changed",
-    Angle.SOURCE_TYPE: "what the primary or official sources themselves state",
-    Angle.COUNTER: "limitations, exceptions and evidence that cuts the other way",
-}
 # A question asking for a figure (matched on whole words): "how large", "how many", "share", "GDP"...
 QUANTITY_RE = re.compile(
     r"\b(how (?:large|big|much|many|fast|high|low)|size|amount|number of|share|rate|ratio|percent\w*|"
