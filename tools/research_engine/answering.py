@@ -8,12 +8,13 @@ loop log and the extractive model all read one number:
   version", "which versions"), a number ("how many", "how long", "what is the maximum"), a document
   identifier (RFC, PEP, CVE, ticket), a name ("which backend", "what replaces"), yes/no, or an explanation.
 - `answer_score(question, claim)`: zero when the claim carries none of the question's key terms (or none
-  of its subject's: `subject_terms`); else half the share of the question's key terms the claim carries
-  (the subject's half of that when known; three terms counting as all; terms that every page of
-  the run carries, such as the product's own name, are context and weigh nothing: `context`), half whether
-  the claim carries an answer of the expected kind that the question does not already state (a version,
-  number, identifier or name of its own). Yes/no and explanation questions have no kind to carry, so the
-  terms decide alone. A claim answers when its score reaches `ANSWERS_MIN`.
+  of its subject's: `subject_terms`, `asked_for`). Else, for a lookup (version, number, identifier, name),
+  TERMS_WEIGHT x the share of the key terms it carries plus the rest when it states an answer of the
+  expected kind that the question does not already state; so a lookup's sentence without one never
+  answers. Yes/no and explanation questions have no kind to carry: the terms decide alone. Three terms
+  count as all; the subject's terms are half the term credit when known; terms that every page of the run
+  carries (the product's own name) are context and weigh nothing, but never take the subject away. A
+  claim answers when its score reaches `ANSWERS_MIN`.
 
 Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
 """
@@ -30,7 +31,7 @@ from research_engine.terms import STOP_WORDS, fold, words
 
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
 TERMS_ENOUGH = 3  # this many of the question's key terms count as all of them: answers drop qualifiers
-TERMS_WEIGHT = 0.5  # the rest is the expected kind of answer, when the question asks for one
+TERMS_WEIGHT = 0.4  # the rest is the expected kind: a lookup stating no answer of its kind never answers
 CONTEXT_SHARE = 0.8  # a term on at least this share of the run's pages (three or more) is context
 
 
@@ -183,9 +184,31 @@ def _kind_found(kind: AnswerKind, claim: str, question: str) -> str | None:
     return None
 
 
+_ASKED_FOR_RE = re.compile(
+    r"^\s*(?:how\s+many|how\s+much|which|what)\s+(?P<thing>(?:[\w.+-]+\s+){1,4}?)"
+    r"(?:does|do|is|are|was|were|did|can|could|should|will|would|has|have)\b",
+    re.IGNORECASE,
+)
+_VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
+
+
+def asked_for(question: str) -> set[str]:
+    """The key terms of the thing a lookup asks for: "How many PBKDF2 iterations does Django 3.2 use?" ->
+    {pbkdf2, iteration}; the product and version after the verb scope the question, they are not its
+    subject. Empty when the question does not name one that way."""
+    match = _ASKED_FOR_RE.match(" ".join(question.split()))
+    if not match:
+        return set()
+    return {t for t in key_terms(match.group("thing")) if not _VERSION_TERM_RE.fullmatch(t)}
+
+
 def subject_terms(question: str, questions: list[str]) -> set[str]:
-    """What `question` is about: its key terms less those at least three quarters of the run's
-    sub-questions share (with three or more), which are the run's context, not this question's subject."""
+    """What `question` is about: the thing a lookup asks for (`asked_for`), else its key terms less those
+    at least three quarters of the run's sub-questions share (with three or more), which are the run's
+    context, not this question's subject."""
+    thing = asked_for(question)
+    if thing:
+        return thing
     own = set(key_terms(question))
     if len(questions) < 3:
         return own
@@ -203,7 +226,8 @@ def answer_score(
     question is about (half the term credit when given); `context`: terms that weigh nothing."""
     kind = expected_kind(question)
     wanted = key_terms(question)
-    content = [t for t in wanted if t not in (context or set())] or wanted
+    # Context weighs nothing, but never takes the subject away: pages about the subject all carry it.
+    content = [t for t in wanted if t not in (context or set()) or t in (subject or set())] or wanted
     have = set(key_terms(claim))
     found = [t for t in content if t in have]
     focus = [t for t in content if t in (subject or set())]

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from research_engine.answering import answer_score, context_terms
+from research_engine.answering import answer_score, asked_for, context_terms
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
@@ -41,6 +41,7 @@ CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
+VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
@@ -132,23 +133,31 @@ def sentence_claims(
     targets, me = plan_targets(brief, sq)
     target = targets[me]
     query = [t for t in dict.fromkeys(tokens(target.text))]
-    weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in target.focus else 1)]
-    scores = bm25_scores(weighted, [c.terms for c in candidates])
     # Does the sentence answer the question (its key terms, and the kind of answer it asks for)? Terms on
-    # nearly every fetched page (the product's own name) are context, not what the question is about.
+    # nearly every fetched page or in every page's title (the product's own name) are context, and a
+    # version the question names scopes it ("How many PBKDF2 iterations does Django 3.2 use?" is about
+    # PBKDF2 iterations): neither is what the question is about.
     question = " ".join(str(sq.get("text") or target.text).split())
     context = context_terms(" ".join(p.text for p in s.passages) for s in sources)
-    answered = [answer_score(question, c.text, context, target.focus) for c in candidates]
+    if len(sources) >= 2:
+        context |= set.intersection(*(set(tokens(s.title or "")) for s in sources))
+    subject = asked_for(question) or (
+        {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
+    )
+    weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in subject else 1)]
+    scores = bm25_scores(weighted, [c.terms for c in candidates])
+    answered = [answer_score(question, c.text, context, subject) for c in candidates]
+    share = lambda terms: len(subject & terms) / len(subject)  # noqa: E731
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
             scores[i] *= DANGLING_PENALTY
         # A sentence naming more of the question's subjects answers more of it ("threads and
         # asyncio" for a question about threads, processes and asyncio).
-        scores[i] *= 0.5 + 0.5 * target.focus_share(set(cand.terms))
+        scores[i] *= 0.5 + 0.5 * share(set(cand.terms))
         # Reference pages state what a thing is and does first, details later: a mild lead bonus.
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
         # Documentation puts the answer under a heading naming its subject ("select_related()").
-        scores[i] *= 1 + HEADING_BONUS * target.focus_share(cand.heading)
+        scores[i] *= 1 + HEADING_BONUS * share(cand.heading)
         scores[i] *= 0.5 + answered[i].score
     ranked = sorted(
         range(len(candidates)),

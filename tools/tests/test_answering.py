@@ -1,0 +1,91 @@
+"""Answer scoring (`research_engine.answering`, issue 12): a supported claim covers its sub-question only when
+it answers it. The sentences are real ones, from the Django 3.2 and PostgreSQL 15 documentation."""
+
+from __future__ import annotations
+
+import pytest
+
+from research_engine.answering import (
+    ANSWERS_MIN,
+    AnswerKind,
+    answer_score,
+    answers_text,
+    asked_for,
+    context_terms,
+    expected_kind,
+    subject_terms,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which Python versions does Django 3.2 support?", AnswerKind.VERSION),
+        ("Since which version does Django support asynchronous views?", AnswerKind.VERSION),
+        ("What changed recently regarding exclusive backup mode?", AnswerKind.VERSION),
+        ("How long does a Django session cookie last by default?", AnswerKind.NUMBER),
+        ("Which TCP port does PostgreSQL listen on by default?", AnswerKind.NUMBER),
+        ("What is the maximum length of an identifier in PostgreSQL?", AnswerKind.NUMBER),
+        ("Which RFC defines SCRAM-SHA-256?", AnswerKind.IDENTIFIER),
+        ("Which Memcached cache backend should I use with Django 3.2?", AnswerKind.NAME),
+        ("What replaces default_app_config?", AnswerKind.NAME),
+        ("Does PostgreSQL 15 still support exclusive backup mode?", AnswerKind.YES_NO),
+        ("What is the difference between select_related and prefetch_related?", AnswerKind.EXPLANATION),
+        ("How do I enable persistent database connections in Django?", AnswerKind.EXPLANATION),
+    ],
+)
+def test_the_kind_of_answer_a_question_asks_for(question, kind):
+    assert expected_kind(question) == kind
+    assert answers_text(question)  # the sub-question's `answers` field says it in words
+
+
+def test_a_lookup_is_answered_only_by_a_sentence_stating_what_it_asks_for():
+    question = "How many PBKDF2 iterations does Django 3.2 use?"
+    subject = asked_for(question)
+    assert subject == {"pbkdf2", "iteration"}  # Django 3.2 scopes the question; it is not its subject
+    answer = (
+        "The default iteration count for the PBKDF2 password hasher is increased from 216,000 to 260,000."
+    )
+    same_page_other_topic = "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9)."
+    no_figure = "Django uses the PBKDF2 algorithm with a SHA256 hash, a password stretching mechanism."
+    scored = answer_score(question, answer, subject=subject)
+    assert scored.answers and scored.kind_found == "216,000"
+    assert answer_score(question, same_page_other_topic, subject=subject).score == 0.0
+    assert not answer_score(question, no_figure, subject=subject).answers
+    assert "does not answer" in answer_score(question, no_figure, subject=subject).basis()
+
+
+def test_the_questions_own_numbers_are_not_an_answer():
+    question = "Which Python versions does Django 3.2 support?"
+    assert not answer_score(question, "Django 3.2 is a long-term support release of Django.").answers
+    assert answer_score(question, "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10.").answers
+
+
+def test_context_terms_weigh_nothing_but_never_take_the_subject_away():
+    pages = [f"Django documentation page {n} about PBKDF2 iterations and hashers." for n in range(4)]
+    context = context_terms(pages)
+    assert {"django", "pbkdf2", "iteration"} <= context
+    question = "How many PBKDF2 iterations does Django 3.2 use?"
+    subject = asked_for(question)
+    off_topic = "See what is new in Django 3.2 for more details about the 3.2 release."
+    assert answer_score(question, off_topic, context, subject).score == 0.0
+
+
+def test_an_explanation_is_scored_by_the_terms_it_carries():
+    question = "How do I enable persistent database connections in Django?"
+    answer = "To enable persistent connections, set CONN_MAX_AGE to a positive integer of seconds."
+    elsewhere = "Django's test runner creates a separate test database for every run of the suite."
+    context = {"django"}
+    assert answer_score(question, answer, context).answers
+    assert not answer_score(question, elsewhere, context).answers
+    assert answer_score(question, answer, context).score >= ANSWERS_MIN
+
+
+def test_the_subject_of_a_sub_question_leaves_out_what_the_whole_run_shares():
+    questions = [
+        "When should threads be used for CPU-bound work?",
+        "When should processes be used for CPU-bound work?",
+        "When should asyncio be used for CPU-bound work?",
+    ]
+    assert subject_terms(questions[0], questions) == {"thread"}
+    assert subject_terms("Which TCP port does PostgreSQL listen on?", questions) == {"tcp", "port"}
