@@ -12,8 +12,8 @@ loop log and the extractive model all read one number:
   TERMS_WEIGHT x the share of the key terms it carries plus the rest when it states an answer of the
   expected kind that the question does not already state; so a lookup's sentence without one never
   answers. Yes/no and explanation questions have no kind to carry: the terms decide alone. Three terms
-  count as all; the subject's terms are half the term credit when known; terms that every page of the run
-  carries (the product's own name) are context and weigh nothing, but never take the subject away. A
+  count as all; the subject's terms are half the term credit when known; context terms the caller names
+  (the product's own name in every page title) weigh nothing, but never take the subject away. A
   claim answers when its score reaches `ANSWERS_MIN`.
 
 Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -32,7 +31,6 @@ from research_engine.terms import STOP_WORDS, fold, words
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
 TERMS_ENOUGH = 3  # this many of the question's key terms count as all of them: answers drop qualifiers
 TERMS_WEIGHT = 0.4  # the rest is the expected kind: a lookup stating no answer of its kind never answers
-CONTEXT_SHARE = 0.8  # a term on at least this share of the run's pages (three or more) is context
 
 
 class AnswerKind(StrEnum):
@@ -152,18 +150,6 @@ def answers_text(question: str) -> str:
     return f"{KIND_PHRASES[kind]}; a sentence about {about}"
 
 
-def context_terms(pages: Iterable[str]) -> set[str]:
-    """Terms on at least CONTEXT_SHARE of the pages (three or more): the site's or product's own words."""
-    counts: Counter[str] = Counter()
-    n = 0
-    for page in pages:
-        n += 1
-        counts.update(set(key_terms(page)))
-    if n < 3:
-        return set()
-    return {t for t, c in counts.items() if c >= CONTEXT_SHARE * n}
-
-
 def _kind_found(kind: AnswerKind, claim: str, question: str) -> str | None:
     """The first thing in `claim` that answers a question of `kind` and that `question` does not state."""
     asked = question.casefold()
@@ -196,7 +182,7 @@ def asked_for(question: str) -> set[str]:
     """The key terms of the thing a lookup asks for: "How many PBKDF2 iterations does Django 3.2 use?" ->
     {pbkdf2, iteration}; the product and version after the verb scope the question, they are not its
     subject. Empty when the question does not name one that way."""
-    match = _ASKED_FOR_RE.match(" ".join(question.split()))
+    match = _ASKED_FOR_RE.match(" ".join(re.sub(r"\([^()]*\)", " ", question).split()))
     if not match:
         return set()
     return {t for t in key_terms(match.group("thing")) if not _VERSION_TERM_RE.fullmatch(t)}

@@ -11,7 +11,6 @@ from research_engine.answering import (
     answer_score,
     answers_text,
     asked_for,
-    context_terms,
     expected_kind,
     subject_terms,
 )
@@ -62,13 +61,15 @@ def test_the_questions_own_numbers_are_not_an_answer():
 
 
 def test_context_terms_weigh_nothing_but_never_take_the_subject_away():
-    pages = [f"Django documentation page {n} about PBKDF2 iterations and hashers." for n in range(4)]
-    context = context_terms(pages)
-    assert {"django", "pbkdf2", "iteration"} <= context
+    context = {"django", "pbkdf2", "iteration"}  # say, in every fetched page's title
     question = "How many PBKDF2 iterations does Django 3.2 use?"
     subject = asked_for(question)
     off_topic = "See what is new in Django 3.2 for more details about the 3.2 release."
     assert answer_score(question, off_topic, context, subject).score == 0.0
+    answer = (
+        "The default iteration count for the PBKDF2 password hasher is increased from 216,000 to 260,000."
+    )
+    assert answer_score(question, answer, context, subject).answers
 
 
 def test_an_explanation_is_scored_by_the_terms_it_carries():

@@ -78,8 +78,13 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
     plans = model.decompose(BRIEF)
     assert [p.angle for p in plans] == ["entity", "counter"]
     assert {p.claim_type for p in plans} <= {"technical", "factual"}
-    changing = model.decompose({**BRIEF, "objective": "How has asyncio's scheduling changed since 3.11?"})
-    assert [p.angle for p in changing] == ["entity", "time", "counter"]
+    changing = model.decompose(
+        {**BRIEF, "objective": "How does asyncio schedule tasks, and is it still new?"}
+    )
+    assert [p.angle for p in changing] == ["entity", "entity", "time", "counter"]
+    # A question that already asks what changed is its own time angle.
+    already = model.decompose({**BRIEF, "objective": "How has asyncio's scheduling changed since 3.11?"})
+    assert [p.angle for p in already] == ["entity", "counter"]
     assert any("in the last 18 months" in p.text for p in changing if p.angle == "time")
     figures = model.decompose({"objective": "How large is Kenya's GDP?", "claim_types": ["quantitative"]})
     assert "time" in [p.angle for p in figures]  # a series has a trend

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from research_engine.answering import answer_score, asked_for, context_terms
+from research_engine.answering import answer_score, asked_for
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
@@ -133,14 +133,15 @@ def sentence_claims(
     targets, me = plan_targets(brief, sq)
     target = targets[me]
     query = [t for t in dict.fromkeys(tokens(target.text))]
-    # Does the sentence answer the question (its key terms, and the kind of answer it asks for)? Terms on
-    # nearly every fetched page or in every page's title (the product's own name) are context, and a
-    # version the question names scopes it ("How many PBKDF2 iterations does Django 3.2 use?" is about
-    # PBKDF2 iterations): neither is what the question is about.
+    # Does the sentence answer the question (its key terms, and the kind of answer it asks for)? Terms in
+    # every source's title (the product's own name) are context, and a version the question names scopes
+    # it ("How many PBKDF2 iterations does Django 3.2 use?" is about PBKDF2 iterations): neither is what the
+    # question is about. (Terms common to the sources' text are not context: a sub-question's sources were
+    # chosen for carrying its subject.)
     question = " ".join(str(sq.get("text") or target.text).split())
-    context = context_terms(" ".join(p.text for p in s.passages) for s in sources)
+    context: set[str] = set()
     if len(sources) >= 2:
-        context |= set.intersection(*(set(tokens(s.title or "")) for s in sources))
+        context = set.intersection(*(set(tokens(s.title or "")) for s in sources))
     subject = asked_for(question) or (
         {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
     )
