@@ -148,17 +148,17 @@ def sentence_claims(
     weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     answered = [answer_score(question, c.text, context, subject) for c in candidates]
-    share = lambda terms: len(subject & terms) / len(subject)  # noqa: E731
+    subject_share = lambda terms: len(subject & terms) / len(subject)  # noqa: E731
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
             scores[i] *= DANGLING_PENALTY
         # A sentence naming more of the question's subjects answers more of it ("threads and
         # asyncio" for a question about threads, processes and asyncio).
-        scores[i] *= 0.5 + 0.5 * share(set(cand.terms))
+        scores[i] *= 0.5 + 0.5 * subject_share(set(cand.terms))
         # Reference pages state what a thing is and does first, details later: a mild lead bonus.
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
         # Documentation puts the answer under a heading naming its subject ("select_related()").
-        scores[i] *= 1 + HEADING_BONUS * share(cand.heading)
+        scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
         scores[i] *= 0.5 + answered[i].score
     ranked = sorted(
         range(len(candidates)),
