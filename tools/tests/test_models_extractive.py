@@ -503,9 +503,14 @@ def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
         "CLM-03": "WAL mode was added in version 3.7.0 (2010-07-21) and needs shared memory.",
     }
     verdicts = {"CLM-01": "supported", "CLM-02": "partial", "CLM-03": "supported"}
+    questions = {
+        "CLM-01": "How many writers does SQLite allow?",
+        "CLM-02": "Do Django views need CSRF protection?",
+        "CLM-03": "Which SQLite version added WAL mode?",
+    }
     sections = [
         Section(
-            sq={"id": f"SQ-0{n}", "text": f"Question {n} about SQLite and Django?"},
+            sq={"id": f"SQ-0{n}", "text": questions[clm]},
             claims=[
                 {
                     "id": clm,
@@ -529,6 +534,25 @@ def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
         )
     ]
     assert "(partly supported: read with caution)" in text and found == []
+    assert all(f"[{clm}]" in text for clm in claims)
+
+
+def test_the_extractive_deliverable_states_only_claims_that_answer_their_sub_question():
+    """A supported claim that holds its quote but does not answer its sub-question is left out of the
+    deliverable (counted in the caveats), as the controller leaves it out of coverage."""
+    on = {
+        "id": "CLM-01",
+        "text": "SQLite allows one writer at a time, using a RESERVED lock.",
+        "verdict": "supported",
+    }
+    off = {"id": "CLM-02", "text": "The SQLite source code is in the public domain.", "verdict": "supported"}
+    sq = {"id": "SQ-01", "text": "How many writers does SQLite allow at a time?"}
+    for claim in (on, off):
+        claim["evidence"] = [{"source": "SQ-01/SRC-01"}]
+    text = make_model("extractive").write({"objective": sq["text"]}, [Section(sq=sq, claims=[on, off])])
+    assert "[CLM-01]" in text and "CLM-02" not in text
+    assert "1 further supported claim(s) are left out" in text
+    assert text.index("## Answer") < text.index("[CLM-01]")
 
 
 # ---------------------------------------------------------------------------- API sources

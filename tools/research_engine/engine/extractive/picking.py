@@ -160,11 +160,19 @@ def sentence_claims(
         # Documentation puts the answer under a heading naming its subject ("select_related()").
         scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
         scores[i] *= 0.5 + answered[i].score
+    # Sentences that answer the question come first, the better answers first (in tenths, so BM25 still
+    # orders near-equal answers); the rest only fill what answers leave empty.
     ranked = sorted(
         range(len(candidates)),
-        key=lambda i: (-scores[i], candidates[i].source_index, candidates[i].position),
+        key=lambda i: (
+            -round(answered[i].score, 1) if answered[i].answers else 0.0,
+            -scores[i],
+            candidates[i].source_index,
+            candidates[i].position,
+        ),
     )
     chosen: list[ClaimDraft] = []
+    chosen_answers = 0
     by_key: dict[str, ClaimDraft] = {}
     chosen_terms: list[set[str]] = []
     per_source: Counter[str] = Counter()
@@ -172,14 +180,16 @@ def sentence_claims(
     for i in ranked:
         cand = candidates[i]
         if scores[i] <= 0:
-            break  # ranked by score: nothing relevant follows
+            continue  # shares no term with the question
         have = set(cand.terms)
         if not target.eligible(have, cand.text):
             continue
         if answered[i].kind in LOOKUP_KINDS and not answered[i].answers:
             continue  # it asks for a version, a number, an identifier or a name, and this states none
+        if chosen_answers and not answered[i].answers:
+            break  # answers were found: a sentence that answers nothing would only pad them
         if best and scores[i] < KEEP_SHARE * best:
-            break
+            continue  # weak beside the best chosen: it repeats the question's words more than it answers
         key = near_key(cand.text)
         if key in by_key:  # the same sentence in another source corroborates it
             draft = by_key[key]
@@ -194,6 +204,7 @@ def sentence_claims(
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
             continue
         best = best or scores[i]
+        chosen_answers += answered[i].answers
         share = len(target.terms & have) / max(1, len(target.terms))
         draft = ClaimDraft(
             text=cand.text,

@@ -1,10 +1,11 @@
 """The extractive deliverable: "Answer", "Key findings", the claims by sub-question, then caveats and gaps.
 
 Owns `render_report` and the headings `report check` reads: a short answer first (the supported claims
-that best match the objective by BM25, at most `ANSWER_CLAIMS`, one per sub-question), one cited bullet per
-sub-question in Key findings (its best supported claim), every supported or partial
-claim once under its sub-question, partial ones marked, and a caveat section naming
-gaps and refused claims. States only what the claims state, with their ids and sources;
+that best answer their sub-questions by `answering.answer_score`, at most `ANSWER_CLAIMS`, one per
+sub-question), one cited bullet per sub-question in Key findings (its best-answering supported claim),
+every supported or partial claim that answers its sub-question once under it, partial ones marked, and a
+caveat section naming gaps, refused claims and how many true but off-question claims were left out.
+States only what the claims state, with their ids and sources;
 writes nothing to disk (the engine does).
 """
 
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_engine.engine.extractive.picking import bm25_scores
-from research_engine.engine.extractive.text import near_key, tokens
+from research_engine import answering
+from research_engine.engine.extractive.text import near_key
 from research_engine.engine.models import Section
 from research_engine.vocabulary import Confidence, Verdict
 
@@ -31,21 +32,18 @@ def _sources_of(claim: dict[str, Any]) -> str:
     return ", ".join(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
 
 
-def answer_paragraph(objective: str, stated: list[tuple[str, dict[str, Any]]]) -> str | None:
-    """The supported claims that best answer the objective, verbatim and cited, as one paragraph
-    (`stated`: (sub-question id, claim) in the report's order, each sentence once)."""
-    pool = [(sq, claim) for sq, claim in stated if claim.get("verdict") == Verdict.SUPPORTED]
-    if not pool:
+def answer_paragraph(stated: list[tuple[str, dict[str, Any], float]]) -> str | None:
+    """The supported claims that best answer their sub-questions, verbatim and cited, as one paragraph
+    (`stated`: (sub-question id, claim, answer score) in the report's order, each sentence once): the
+    best of each sub-question, the highest answer scores first, at most ANSWER_CLAIMS, in report order."""
+    best: dict[str, tuple[float, int]] = {}
+    for i, (sq, claim, score) in enumerate(stated):
+        if claim.get("verdict") == Verdict.SUPPORTED and (sq not in best or score > best[sq][0]):
+            best[sq] = (score, i)
+    if not best:
         return None
-    scores = bm25_scores(tokens(objective), [tokens(str(claim.get("text") or "")) for _, claim in pool])
-    ranked = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
-    chosen: list[int] = []
-    used: set[str] = set()
-    for i in ranked:
-        if pool[i][0] not in used and len(chosen) < ANSWER_CLAIMS:
-            used.add(pool[i][0])
-            chosen.append(i)
-    return " ".join(f"{pool[i][1]['text']} [{pool[i][1]['id']}]" for i in sorted(chosen))
+    chosen = sorted(sorted(best.values(), key=lambda b: (-b[0], b[1]))[:ANSWER_CLAIMS], key=lambda b: b[1])
+    return " ".join(f"{stated[i][1]['text']} [{stated[i][1]['id']}]" for _, i in chosen)
 
 
 def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
@@ -55,19 +53,30 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     body: list[str] = []
     caveats: list[str] = []
     said: set[str] = set()  # a sentence is stated once even if two claims carry it
-    stated_all: list[tuple[str, dict[str, Any]]] = []
+    stated_all: list[tuple[str, dict[str, Any], float]] = []
+    questions = [str(section.sq.get("text") or "") for section in sections]
+    off_topic = 0
     for section in sections:
         sq = section.sq
         stated = []
+        relevance: dict[str, float] = {}
+        subject = answering.subject_terms(str(sq.get("text") or ""), questions)
         for claim in section.claims:
             if claim.get("verdict") not in (Verdict.SUPPORTED, Verdict.PARTIAL):
+                continue
+            scored = answering.answer_score(
+                str(sq.get("text") or ""), str(claim.get("text") or ""), subject=subject
+            )
+            if not scored.answers:  # true, but not an answer to this question (the controller agrees)
+                off_topic += 1
                 continue
             key = near_key(str(claim.get("text") or ""))
             if key in said:
                 continue
             said.add(key)
             stated.append(claim)
-            stated_all.append((sq["id"], claim))
+            relevance[claim["id"]] = scored.score
+            stated_all.append((sq["id"], claim, scored.score))
         body += [f"## {sq['id']}: {sq['text']}", ""]
         for claim in stated:
             caution = (
@@ -79,6 +88,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 stated,
                 key=lambda c: (
                     c.get("verdict") != Verdict.SUPPORTED,
+                    -relevance[c["id"]],
                     _CONFIDENCE_RANK.get(str(c.get("confidence")), 3),
                     stated.index(c),
                 ),
@@ -97,8 +107,13 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 f"- Refused, not established: {claim['id']} (\u201c{claim['text']}\u201d) was refused by the "
                 f"verifier: {claim.get('reason') or 'its evidence did not hold up'}."
             )
+    if off_topic:
+        caveats.append(
+            f"- {off_topic} further supported claim(s) are left out: each holds its quote but does not "
+            "answer its sub-question (the controller's loop log names them)."
+        )
     lines = [f"# {objective}", ""]
-    answer = answer_paragraph(objective, stated_all)
+    answer = answer_paragraph(stated_all)
     if answer:
         lines += [ANSWER_HEADING, "", answer, ""]
     lines += [KEY_FINDINGS_HEADING, ""]
