@@ -72,3 +72,21 @@ def test_a_pronoun_led_sentence_is_quoted_with_the_sentence_that_says_what_it_me
     assert first.text == text.split(" It is")[0]
     assert second.text == text  # one verbatim span: the antecedent and the pronoun sentence
     assert second.text in text
+
+
+def test_a_sentence_that_points_back_is_also_a_candidate_with_the_sentence_it_points_to():
+    """ "If you override that setting, remember that ..." says which setting only with the sentence before it
+    (Django's ref/csrf.html): both the sentence alone and the two together are candidates, each verbatim."""
+    page = "django-3.2-ref-csrf.html"
+    doc = extract_html((DOCS / page).read_bytes(), url=f"http://127.0.0.1/{page}")
+    source = SourceText(
+        "SQ-01/SRC-01",
+        doc.title,
+        page,
+        [Passage(f"p{n}", p.text, p.kind) for n, p in enumerate(doc.passages)],
+    )
+    texts = [c.text for c in sentence_candidates([source])]
+    lead = "The CSRF middleware is activated by default in the MIDDLEWARE setting."
+    joined = [t for t in texts if t.startswith(lead + " If you override that setting")]
+    assert joined and any(t.startswith("If you override that setting") for t in texts)
+    assert all(any(t in p.text for p in doc.passages) for t in joined)

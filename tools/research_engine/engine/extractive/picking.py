@@ -38,6 +38,11 @@ KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+ANAPHORA_RE = re.compile(
+    r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
+    r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
+    re.IGNORECASE,
+)
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
@@ -108,12 +113,18 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
                 if not is_claim_sentence(text) or MANGLED_RE.search(text):
                     continue
-                if n and DANGLING_START_RE.match(text):
-                    # "This is the most secure method": the quote takes the sentence that says what "this"
-                    # is, so the claim stands on its own (still one verbatim span of the passage).
-                    joined = passage.text[spans[n - 1][0] : end]
-                    if len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                joined = passage.text[spans[n - 1][0] : end] if n else ""
+                if n and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                    if DANGLING_START_RE.match(text):
+                        # "This is the most secure method": the quote takes the sentence that says what
+                        # "this" is, so the claim stands on its own (still one verbatim span of the passage).
                         text = joined
+                    elif ANAPHORA_RE.search(text):
+                        # "You can also use X for this purpose": alone it says nothing of the purpose; with
+                        # the sentence before it, it is a finding (both are candidates).
+                        out.append(
+                            SentenceCandidate(joined, source.ref, s_index, position, tokens(joined), heading)
+                        )
                 out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text), heading))
     return out
 
