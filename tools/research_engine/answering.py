@@ -6,9 +6,11 @@ loop log and the extractive model all read one number:
 
 - `expected_kind(question)`: the kind of answer the question asks for (`AnswerKind`): a version ("since which
   version", "which versions"), a number ("how many", "how long", "what is the maximum"), a document
-  identifier (RFC, PEP, CVE, ticket), a name ("which backend", "what replaces"), yes/no, or an explanation.
+  identifier (RFC, PEP, CVE, ticket), a name ("which backend", "what replaces"), a procedure ("how do I":
+  the setting, command or API that does it), yes/no, or an explanation.
 - `answer_score(question, claim)`: zero when the claim carries none of the question's key terms (or none
-  of its subject's: `subject_terms`, `asked_for`). Else, for a lookup (version, number, identifier, name),
+  of its subject's: `subject_terms`, `asked_for`). Else, for a lookup (version, number, identifier, name;
+  a procedure is scored like a name),
   TERMS_WEIGHT x the share of the key terms it carries plus the rest when it states an answer of the
   expected kind that the question does not already state; so a lookup's sentence without one never
   answers. Yes/no and explanation questions have no kind to carry: the terms decide alone. Three terms
@@ -38,6 +40,7 @@ class AnswerKind(StrEnum):
     NUMBER = "number"
     IDENTIFIER = "identifier"
     NAME = "name"
+    PROCEDURE = "procedure"
     YES_NO = "yes/no"
     EXPLANATION = "explanation"
 
@@ -47,6 +50,7 @@ KIND_PHRASES: dict[AnswerKind, str] = {
     AnswerKind.NUMBER: "the figure, with its unit",
     AnswerKind.IDENTIFIER: "the document identifier (RFC, PEP, ticket)",
     AnswerKind.NAME: "the name of the thing asked for (setting, class, command, option)",
+    AnswerKind.PROCEDURE: "the setting, command, option or API that does it",
     AnswerKind.YES_NO: "a yes or no, with the condition it depends on",
     AnswerKind.EXPLANATION: "how or why, stated by the source",
 }
@@ -71,6 +75,11 @@ _NAME_Q = re.compile(
     r"methods?|hashers?|levels?|modes?|extensions?)\b|(?:what|which)\s+(?:\w+\s+)?(?:replaces?|replaced|"
     r"supersedes?|should\s+\w+\s+use|to\s+use)\b)",
     re.IGNORECASE,
+)
+# "How do I enable ...": in technical documentation the answer names its mechanism (a setting, a decorator,
+# a command, an option), so a sentence naming none describes the topic without saying how.
+_PROCEDURE_Q = re.compile(
+    r"^\s*how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)\b|^\s*how\s+to\b", re.IGNORECASE
 )
 _YES_NO_Q = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|must)\b", re.IGNORECASE
@@ -137,6 +146,8 @@ def expected_kind(question: str) -> AnswerKind:
         return AnswerKind.NUMBER
     if _NAME_Q.search(text):
         return AnswerKind.NAME
+    if _PROCEDURE_Q.search(text):
+        return AnswerKind.PROCEDURE
     if _YES_NO_Q.search(text):
         return AnswerKind.YES_NO
     return AnswerKind.EXPLANATION

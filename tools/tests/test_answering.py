@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from research_engine.answering import (
-    ANSWERS_MIN,
     AnswerKind,
     answer_score,
     answers_text,
@@ -30,7 +29,8 @@ from research_engine.answering import (
         ("What replaces default_app_config?", AnswerKind.NAME),
         ("Does PostgreSQL 15 still support exclusive backup mode?", AnswerKind.YES_NO),
         ("What is the difference between select_related and prefetch_related?", AnswerKind.EXPLANATION),
-        ("How do I enable persistent database connections in Django?", AnswerKind.EXPLANATION),
+        ("How do I enable persistent database connections in Django?", AnswerKind.PROCEDURE),
+        ("How does the asyncio event loop schedule tasks?", AnswerKind.EXPLANATION),
     ],
 )
 def test_the_kind_of_answer_a_question_asks_for(question, kind):
@@ -72,14 +72,22 @@ def test_context_terms_weigh_nothing_but_never_take_the_subject_away():
     assert answer_score(question, answer, context, subject).answers
 
 
-def test_an_explanation_is_scored_by_the_terms_it_carries():
+def test_a_how_to_is_answered_by_a_sentence_naming_its_mechanism():
     question = "How do I enable persistent database connections in Django?"
     answer = "To enable persistent connections, set CONN_MAX_AGE to a positive integer of seconds."
+    topic_only = "Persistent connections avoid the overhead of re-establishing a connection to the database."
     elsewhere = "Django's test runner creates a separate test database for every run of the suite."
     context = {"django"}
     assert answer_score(question, answer, context).answers
+    assert answer_score(question, answer, context).kind_found == "CONN_MAX_AGE"
+    assert not answer_score(question, topic_only, context).answers  # about it, but never says how
     assert not answer_score(question, elsewhere, context).answers
-    assert answer_score(question, answer, context).score >= ANSWERS_MIN
+
+
+def test_an_explanation_is_scored_by_the_terms_it_carries():
+    question = "How does the asyncio event loop schedule tasks?"
+    assert answer_score(question, "The event loop runs asyncio tasks in the order they become ready.").answers
+    assert not answer_score(question, "A coroutine is declared with the async keyword.").answers
 
 
 def test_the_subject_of_a_sub_question_leaves_out_what_the_whole_run_shares():
