@@ -43,7 +43,8 @@ ANAPHORA_RE = re.compile(
     r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
     re.IGNORECASE,
 )
-ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
+ANTECEDENT_MAX_WORDS = 90
+TABLE_ROW_WORDS = (3, 40)  # a pronoun-led sentence and the one before it, quoted together
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
 VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
@@ -58,6 +59,7 @@ class SentenceCandidate:
     position: int  # passage order then sentence order inside the source
     terms: list[str]
     heading: set[str]  # the terms of the nearest heading above it, and of the page title
+    row: bool = False  # a table row, not a sentence
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -104,6 +106,24 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             if passage.kind == "heading":
                 heading = title | set(tokens(passage.text))
             if passage.kind not in CLAIM_PASSAGE_KINDS:
+                continue
+            if passage.kind == "table-row":
+                # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
+                # whole row is one candidate, kept only where a lookup finds its answer in it.
+                position += 1
+                cells = passage.text.split(" | ")
+                if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
+                    out.append(
+                        SentenceCandidate(
+                            passage.text,
+                            source.ref,
+                            s_index,
+                            position,
+                            tokens(passage.text),
+                            heading,
+                            row=True,
+                        )
+                    )
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
@@ -197,6 +217,8 @@ def sentence_claims(
             continue
         if answered[i].kind in LOOKUP_KINDS and not answered[i].answers:
             continue  # it asks for a version, a number, an identifier or a name, and this states none
+        if cand.row and answered[i].kind not in LOOKUP_KINDS:
+            continue  # a table row answers a lookup; it explains nothing
         if chosen_answers and not answered[i].answers:
             break  # answers were found: a sentence that answers nothing would only pad them
         if best and scores[i] < KEEP_SHARE * best:

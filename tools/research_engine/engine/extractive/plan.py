@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine.answering import AnswerKind, asked_for, expected_kind
+from research_engine.answering import AnswerKind, expected_kind
 from research_engine.engine.extractive.text import tokens
 from research_engine.vocabulary import Angle, ClaimType
 
@@ -96,13 +96,6 @@ _ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
 _OWN_SUBJECT_RE = re.compile(r"(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
-# Names: capitalised words after a clause's first word (with a version after them), code-like tokens.
-_NAMES_RE = re.compile(r"(?<=\w )(?:[A-Z][\w-]+(?: \d+(?:\.\d+)*)?|\w+_\w+(?:\(\))?)")
-# The pronoun as the subject of the follow-up ("does it use"), not its object or a possessive.
-_SUBJECT_PRONOUN_RE = re.compile(
-    r"\b(?:does|do|is|are|was|were|did|can|could|will|would|has|have)\s+(?:it|they|this)\b",
-    re.IGNORECASE,
-)
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
@@ -267,14 +260,6 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = first.phrase
-    names = _NAMES_RE.findall(first.clause)
-    lookup = asked_for(first.clause) or expected_kind(first.clause) in LOOKUP_KINDS
-    if names and _SUBJECT_PRONOUN_RE.search(clause) and not lookup:
-        # "How can I run my Django test suite ..., and how many processes does it use?": the pronoun stands
-        # for what the first clause is about, and a phrase of its wording rarely reads there; its first
-        # name does. After a lookup ("Which function replaced X, and what does it return?") "it" is the
-        # thing asked for, which only the phrase keeps.
-        topic = names[0]
 
     def swap(m: re.Match[str]) -> str:
         word = m.group(1).lower()
