@@ -242,3 +242,18 @@ def answer_score(
         found_kind = _kind_found(kind, claim, question)
         score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * (1.0 if found_kind else 0.0)
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
+
+
+def shared_terms(questions: list[str]) -> set[str]:
+    """Key terms every one of two or more questions carries (the product, the topic of the whole run):
+    context for each of them, never what one of them asks."""
+    sets = [set(key_terms(q)) for q in questions]
+    return set.intersection(*sets) if len(sets) >= 2 else set()
+
+
+def relevance(question: str, questions: list[str], claim: str) -> AnswerScore:
+    """`claim`'s answer score against `question`, one of the run's `questions`: the one reading the
+    controller, the contestation file and the writers share."""
+    return answer_score(
+        question, claim, context=shared_terms(questions), subject=subject_terms(question, questions)
+    )

@@ -216,10 +216,8 @@ def read_signals(run: Run) -> Signals:
     unsupported = [c["id"] for c in active if verdict_of(c["id"]) != "supported"]
     # Supported is about evidence; covered also needs the claim to answer its sub-question.
     relevance = {
-        c["id"]: answering.answer_score(
-            questions.get(c["sub_question"], ""),
-            str(c.get("text") or ""),
-            subject=answering.subject_terms(questions.get(c["sub_question"], ""), list(questions.values())),
+        c["id"]: answering.relevance(
+            questions.get(c["sub_question"], ""), list(questions.values()), str(c.get("text") or "")
         )
         for c in active
         if c["id"] in supported

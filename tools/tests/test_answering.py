@@ -11,6 +11,8 @@ from research_engine.answering import (
     answers_text,
     asked_for,
     expected_kind,
+    relevance,
+    shared_terms,
     subject_terms,
 )
 
@@ -98,3 +100,16 @@ def test_the_subject_of_a_sub_question_leaves_out_what_the_whole_run_shares():
     ]
     assert subject_terms(questions[0], questions) == {"thread"}
     assert subject_terms("Which TCP port does PostgreSQL listen on?", questions) == {"tcp", "port"}
+
+
+def test_what_every_sub_question_shares_is_context_for_each():
+    questions = [
+        "When should threads be used in Python?",
+        "When should processes be used in Python?",
+        "What is the difference between threads and processes in Python?",
+    ]
+    assert shared_terms(questions) == {"python"}
+    answer = "Threads suit I/O-bound work, since a blocked thread releases the interpreter lock."
+    product_only = "Python programs often use third-party libraries from the package index."
+    assert relevance(questions[0], questions, answer).answers
+    assert relevance(questions[0], questions, product_only).score == 0.0  # the product's name answers nothing

@@ -158,8 +158,7 @@ def _write_contestation(run: Run, meta: dict[str, Any]) -> None:
         row = claim_rows.get(chl["claim"])
         if row and row.get("sub_question") in questions:
             question = questions[row["sub_question"]]
-            subject = answering.subject_terms(question, list(questions.values()))
-            relevance = answering.answer_score(question, str(row.get("text") or ""), subject=subject)
+            relevance = answering.relevance(question, list(questions.values()), str(row.get("text") or ""))
             lines.append("")
             lines.append(
                 f"- relevance to {row['sub_question']} (not part of the verdict): {relevance.basis()}"

@@ -60,13 +60,10 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
         sq = section.sq
         stated = []
         relevance: dict[str, float] = {}
-        subject = answering.subject_terms(str(sq.get("text") or ""), questions)
         for claim in section.claims:
             if claim.get("verdict") not in (Verdict.SUPPORTED, Verdict.PARTIAL):
                 continue
-            scored = answering.answer_score(
-                str(sq.get("text") or ""), str(claim.get("text") or ""), subject=subject
-            )
+            scored = answering.relevance(str(sq.get("text") or ""), questions, str(claim.get("text") or ""))
             if not scored.answers:  # true, but not an answer to this question (the controller agrees)
                 off_topic += 1
                 continue
