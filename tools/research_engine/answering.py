@@ -91,8 +91,10 @@ _VERSION_A = re.compile(
 )
 _NUMBER_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty "
-    "hundred thousand million billion once twice half double dozen unlimited infinite zero none"
+    "hundred thousand million billion once twice half double dozen unlimited infinite zero"
 )
+_VERSION_NOT_FIGURE = re.compile(r"(?:\b(?:version|release|python|django|postgresql|pg|v)\s*|\d\.)$", re.I)
+NEAR_WORDS = 12  # a figure or version this many words from the subject can be its value
 _NUMBER_A = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(_NUMBER_WORDS.split())})\b", re.IGNORECASE)
 _IDENTIFIER_A = re.compile(r"\b(?:rfc|pep|cve|bpo|gh|#)\s*-?\d+|\bticket\s+#?\d+|(?<!\w)#\d+", re.IGNORECASE)
 # A name: a code-like token (snake_case, dotted.name, call(), --flag, CamelCase) or a capitalised word
@@ -161,8 +163,10 @@ def answers_text(question: str) -> str:
     return f"{KIND_PHRASES[kind]}; a sentence about {about}"
 
 
-def _kind_found(kind: AnswerKind, claim: str, question: str) -> str | None:
-    """The first thing in `claim` that answers a question of `kind` and that `question` does not state."""
+def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> str | None:
+    """The first thing in `claim` that answers a question of `kind`, that `question` does not state and,
+    for a figure or a version, that stands within NEAR_WORDS words of one of the terms in `near` (the
+    subject: "0" in a sentence about something else is no answer to "how long does a session last")."""
     asked = question.casefold()
     pattern = {
         AnswerKind.VERSION: _VERSION_A,
@@ -170,14 +174,24 @@ def _kind_found(kind: AnswerKind, claim: str, question: str) -> str | None:
         AnswerKind.IDENTIFIER: _IDENTIFIER_A,
     }.get(kind)
     found = (
-        [m.group(0) for m in pattern.finditer(claim)]
+        [m for m in pattern.finditer(claim)]
         if pattern
-        else [m.group(0) for m in _CODE_A.finditer(claim)] + [m.group(0) for m in _CAPITAL_A.finditer(claim)]
+        else [m for m in _CODE_A.finditer(claim)] + [m for m in _CAPITAL_A.finditer(claim)]
     )
-    for item in found:
-        token = item.strip("`").strip()
-        if token and not re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
-            return token
+    anchors = [
+        m.start() for m in re.finditer(r"[^\W_]+(?:_[^\W_]+)*", claim) if fold(m.group(0).lower()) in near
+    ]
+    for m in found:
+        token = m.group(0).strip("`").strip()
+        if not token or re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
+            continue
+        if kind == AnswerKind.NUMBER and _VERSION_NOT_FIGURE.search(claim[: m.start()]):
+            continue  # "Django 1.8", "version 3.2": a version, not a figure
+        if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near:
+            words_between = [len(claim[min(a, m.start()) : max(a, m.start())].split()) for a in anchors]
+            if not words_between or min(words_between) > NEAR_WORDS:
+                continue
+        return token
     return None
 
 
@@ -189,11 +203,19 @@ _ASKED_FOR_RE = re.compile(
 _VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
 
 
+_HOW_ADJECTIVE_RE = re.compile(
+    r"^\s*how\s+(?:long|large|big|old|often|fast|small|high|low|wide)\s+"
+    r"(?:does|do|is|are|was|were|can|could|will|would|should)\s+(?P<thing>.+?)\s+\w+(?:\s+by\s+default)?\s*\??$",
+    re.IGNORECASE,
+)
+
+
 def asked_for(question: str) -> set[str]:
     """The key terms of the thing a lookup asks for: "How many PBKDF2 iterations does Django 3.2 use?" ->
     {pbkdf2, iteration}; the product and version after the verb scope the question, they are not its
     subject. Empty when the question does not name one that way."""
-    match = _ASKED_FOR_RE.match(" ".join(re.sub(r"\([^()]*\)", " ", question).split()))
+    text = " ".join(re.sub(r"\([^()]*\)", " ", question).split())
+    match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text)  # "how long does X last": X
     if not match:
         return set()
     return {t for t in key_terms(match.group("thing")) if not _VERSION_TERM_RE.fullmatch(t)}
@@ -239,7 +261,7 @@ def answer_score(
     elif kind in (AnswerKind.YES_NO, AnswerKind.EXPLANATION):
         score, found_kind = terms, None
     else:
-        found_kind = _kind_found(kind, claim, question)
+        found_kind = _kind_found(kind, claim, question, set(focus) or set(content))
         score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * (1.0 if found_kind else 0.0)
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
 
