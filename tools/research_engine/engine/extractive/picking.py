@@ -192,12 +192,13 @@ def sentence_claims(
         # Documentation puts the answer under a heading naming its subject ("select_related()").
         scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
         scores[i] *= 0.5 + answered[i].score
-    # Sentences that answer the question come first, the better answers first (in tenths, so BM25 still
-    # orders near-equal answers); the rest only fill what answers leave empty.
+    # Sentences that answer the question come first, in BM25 order (its IDF knows which of the question's
+    # words are rare in these pages; the answer score's term share does not); the rest only fill what
+    # answers leave empty.
     ranked = sorted(
         range(len(candidates)),
         key=lambda i: (
-            -round(answered[i].score, 1) if answered[i].answers else 0.0,
+            not answered[i].answers,
             -scores[i],
             candidates[i].source_index,
             candidates[i].position,
