@@ -34,7 +34,7 @@ from research_engine.vocabulary import Confidence
 BM25_K1 = 1.5
 BM25_B = 0.75
 FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
-KEEP_SHARE = 0.5  # a claim must score at least this share of the sub-question's best sentence
+KEEP_SHARE = 0.35  # a claim must score at least this share of the sub-question's best sentence
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
