@@ -14,15 +14,16 @@ loop log and the extractive model all read one number:
   TERMS_WEIGHT x the share of the key terms it carries plus the rest when it states an answer of the
   expected kind that the question does not already state; so a lookup's sentence without one never
   answers. Yes/no and explanation questions have no kind to carry: the terms decide alone. Three terms
-  count as all; the subject's terms are half the term credit when known; context terms the caller names
-  (the product's own name in every page title) weigh nothing, but never take the subject away. A
-  claim answers when its score reaches `ANSWERS_MIN`.
+  (60% of a long question's) count as all; the subject's terms are half the term credit when known;
+  context terms the caller names (the product's own name in every page title) weigh nothing, but never
+  take the subject away. A claim answers when its score reaches `ANSWERS_MIN`.
 
 Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -31,7 +32,9 @@ from enum import StrEnum
 from research_engine.terms import STOP_WORDS, fold, words
 
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
-TERMS_ENOUGH = 3  # this many of the question's key terms count as all of them: answers drop qualifiers
+# Answers drop qualifiers: three of the question's key terms, or 60% of a long question's, count as all.
+TERMS_ENOUGH = 3
+TERMS_SHARE = 0.6
 TERMS_WEIGHT = 0.4  # the rest is the expected kind: a lookup stating no answer of its kind never answers
 
 
@@ -253,7 +256,8 @@ def answer_score(
     rest = [t for t in content if t not in focus]
 
     def share(terms: list[str]) -> float:
-        return min(1.0, sum(t in have for t in terms) / min(len(terms), TERMS_ENOUGH)) if terms else 1.0
+        need = min(len(terms), max(TERMS_ENOUGH, math.ceil(TERMS_SHARE * len(terms))))
+        return min(1.0, sum(t in have for t in terms) / need) if terms else 1.0
 
     terms = (0.5 * share(focus) + 0.5 * share(rest) if rest else share(focus)) if focus else share(content)
     if not found or (focus and not any(t in have for t in focus)):  # about something else

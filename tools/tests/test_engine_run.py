@@ -13,6 +13,7 @@ from research_engine import claims, controller, report, runrecord, trace, valida
 from research_engine.corpus import CorpusServer
 from research_engine.engine import loop
 from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.models import ClaimDraft
 from research_engine.engine.scripted import ScriptedModel
 from research_engine.settings import Settings
 
@@ -268,3 +269,43 @@ def test_an_unconfigured_openai_model_is_refused_before_any_run_is_locked(
     code, _, _, env = cli("run", brief, "--model", "openai", "--output-path", out, "--json")
     assert code == 5 and env["errors"][0]["code"] == "model-not-configured"
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_supported_claim_that_answers_nothing_leaves_its_sub_question_uncovered_and_re_researched(
+    mini_web, tmp_path
+):
+    """Supported is not covered: SQ-01's only claim holds its quote but says nothing of the global
+    interpreter lock or threads, so the controller counts SQ-01 uncovered (its relevance reading says why),
+    cycle 2 sends a query led by the key terms no supported claim of SQ-01 carries and records why, and the
+    deliverable does not state the off-question claim."""
+    extractive = ExtractiveModel()
+    off_question = (
+        "Python processes do not share memory by default, so data moves between processes through pipes"
+    )
+
+    def consolidate(brief, sq, sources):
+        drafts = extractive.consolidate(brief, sq, sources)
+        if sq["id"] != "SQ-01":
+            return drafts
+        for source in sources:
+            for passage in source.passages:
+                if passage.text.startswith(off_question):
+                    return [ClaimDraft(text=passage.text, evidence=[(source.ref, passage.text)])]
+        return []
+
+    model = ScriptedModel({"consolidate": consolidate}, fallback=extractive)
+    outcome = run_engine(brief_at(tmp_path), options(), model=model)
+    run = trace.open_run(outcome.run_root)
+    first = controller.load_loop_log(run)["cycles"][0]
+    assert "SQ-01" in first["signals"]["ids"]["uncovered_sub_questions"]
+    assert first["signals"]["ids"]["unanswering_claims"]
+    assert "does not answer" in first["signals"]["readings"]["relevance"]
+    assert first["decision"]["action"] in ("supplement-gap", "go-deeper")
+    candidates = json.loads((run.root / "select/SQ-01.candidates.json").read_text())
+    rethought = [q for q in candidates["queries"] if (q["info"].get("engine") or {}).get("why")]
+    assert rethought and rethought[0]["info"]["engine"]["cycle"] == 2
+    assert "found no supported claim answering SQ-01" in rethought[0]["info"]["engine"]["why"]
+    assert "global" in rethought[0]["query"] or "interpreter" in rethought[0]["query"]
+    result = (run.root / "synthesis/result.md").read_text()
+    assert off_question not in result
+    assert_valid(run.root)
