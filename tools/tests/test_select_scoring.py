@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from research_engine.selection import scoring
 from research_engine.selection.scoring import (
     DOMAIN_CAP,
     FIT,
@@ -139,3 +140,24 @@ def test_parse_published_accepts_dates_datetimes_and_years():
     assert parse_published(None, 2019) == date(2019, 7, 1)
     assert parse_published("2021-11") == date(2021, 11, 1)
     assert parse_published("not a date") is None
+
+
+def test_the_sites_own_name_in_every_title_is_no_match():
+    """On a one-site search every title ends "— Django 3.2.25 documentation": a release-notes page must not
+    look relevant to a Django question for carrying the word Django."""
+    titles = [
+        f"{name} — Django 3.2.25 documentation"
+        for name in ("Django 1.8.2 release notes", "How to use sessions", "Settings", "Models", "Migrations")
+    ]
+    site = scoring.title_boilerplate(titles)
+    assert {"django", "documentation"} <= site and "session" not in site
+    question = "How long does a Django session cookie last by default?"
+    page = dict(kind="web", source_type=None, has_doi=False, scheme="http", access_tier=None, published=None)
+    notes = scoring.Facts(
+        **page, domain_uses=0, title=titles[0], url="http://127.0.0.1/releases/1.8.2.html", rank=1
+    )
+    sessions = scoring.Facts(
+        **page, domain_uses=0, title=titles[1], url="http://127.0.0.1/topics/http/sessions.html", rank=5
+    )
+    assert scoring.relevance(question, notes, site)[0] < scoring.relevance(question, sessions, site)[0]
+    assert scoring.title_boilerplate(titles[:4]) == frozenset()  # too few titles to tell

@@ -33,6 +33,7 @@ from research_engine.selection.scoring import (
     parse_published,
     recency_days,
     score,
+    title_boilerplate,
 )
 from research_engine.trace import Run, iso
 
@@ -105,6 +106,7 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
         as_of=as_of or date.today(),
         reproducibility=str(fields.get("reproducibility") or "reproducible"),
         question=str(question.get("text") or ""),
+        site_terms=title_boilerplate([str(c.get("title") or "") for c in candidates]),
     )
     if not candidates:
         raise BadInput("the candidates file lists no candidates", code="no-candidates", field="candidates")

@@ -169,6 +169,7 @@ class Context:
     as_of: date
     reproducibility: str = "reproducible"
     question: str = ""  # the sub-question's text: its key terms measure relevance
+    site_terms: frozenset[str] = frozenset()  # terms in nearly every candidate's title (`title_boilerplate`)
 
 
 @dataclass(frozen=True)
@@ -227,14 +228,27 @@ def question_terms(question: str) -> set[str]:
     return {fold(w) for w in words(question) if w not in STOP_WORDS and len(w) > 1}
 
 
-def relevance(question: str, facts: Facts) -> tuple[float, str]:
+def title_boilerplate(titles: list[str]) -> frozenset[str]:
+    """Terms in at least 80% of the titles (five or more): the site's name ("— Django 3.2.25 documentation"),
+    which every page of a one-site search carries and so says nothing about which page answers."""
+    if len(titles) < 5:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for title in titles:
+        for term in {fold(w) for w in words(title)}:
+            counts[term] = counts.get(term, 0) + 1
+    return frozenset(t for t, c in counts.items() if c >= 0.8 * len(titles))
+
+
+def relevance(question: str, facts: Facts, site_terms: frozenset[str] = frozenset()) -> tuple[float, str]:
     """How well a candidate matches its sub-question, from what a searcher sees before fetching.
 
     Three quarters term match (the share of the question's key terms in the title, snippet and URL, with
     the title and URL counting as much as everything together, since a page named for the topic is the
-    likeliest to hold it), one quarter search rank (1 -> 1.0, 5 -> 0.63, 10 -> 0.43).
+    likeliest to hold it), one quarter search rank (1 -> 1.0, 5 -> 0.63, 10 -> 0.43). The site's own name
+    (`site_terms`, in nearly every candidate's title) is no match: every page of the site carries it.
     """
-    wanted = question_terms(question)
+    wanted = (question_terms(question) - site_terms) or question_terms(question)
     # The URL path's words count (a page named for its topic), not a DOI suffix: an identifier, not a name.
     path = re.sub(r"10\.\d{4,9}/\S+", " ", re.sub(r"^[a-z]+://[^/]*", "", facts.url.lower()))
     headline = {fold(w) for w in words(f"{facts.title} {re.sub(r'[/._-]+', ' ', path)}")}
@@ -267,7 +281,7 @@ def score(facts: Facts, ctx: Context) -> Scores:
     fresh, fresh_basis = freshness(facts.published, ctx.recency, ctx.as_of)
     primary = PRIMARY[mod]
     diversity = DIVERSITY.get(facts.domain_uses, DIVERSITY_MANY)
-    relevant, relevance_basis = relevance(ctx.question, facts)
+    relevant, relevance_basis = relevance(ctx.question, facts, ctx.site_terms)
     parts = {
         "relevance": relevant,
         "fit": fit,
