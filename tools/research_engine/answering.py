@@ -188,8 +188,10 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         token = m.group(0).strip("`").strip()
         if not token or re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
             continue
-        if kind == AnswerKind.NUMBER and _VERSION_NOT_FIGURE.search(claim[: m.start()]):
-            continue  # "Django 1.8", "version 3.2": a version, not a figure
+        if kind == AnswerKind.NUMBER and (
+            _VERSION_NOT_FIGURE.search(claim[: m.start()]) or token.count(".") >= 2
+        ):
+            continue  # "Django 1.8", "version 3.2", "1.8.1": a version, not a figure
         if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near:
             words_between = [len(claim[min(a, m.start()) : max(a, m.start())].split()) for a in anchors]
             if not words_between or min(words_between) > NEAR_WORDS:
