@@ -14,9 +14,9 @@ loop log and the extractive model all read one number:
   TERMS_WEIGHT x the share of the key terms it carries plus the rest when it states an answer of the
   expected kind that the question does not already state; so a lookup's sentence without one never
   answers. Yes/no and explanation questions have no kind to carry: the terms decide alone. Three terms
-  (60% of a long question's) count as all; the subject's terms are half the term credit when known;
-  context terms the caller names (the product's own name in every page title) weigh nothing, but never
-  take the subject away. A claim answers when its score reaches `ANSWERS_MIN`.
+  (60% of a long question's) count as all, a code-like term counting twice; the subject's terms are half
+  the term credit when known; context terms the caller names (the product's own name in every page title)
+  weigh nothing, but never take the subject away. A claim answers when its score reaches `ANSWERS_MIN`.
 
 Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
 """
@@ -243,6 +243,11 @@ def subject_terms(question: str, questions: list[str]) -> set[str]:
     return (own - shared) or own
 
 
+def _weight(term: str) -> int:
+    """A code-like term (pg_start_backup, select_related, sha256) names one thing: it counts twice."""
+    return 2 if "_" in term or (re.search(r"\d", term) and re.search(r"[a-z]", term)) else 1
+
+
 def answer_score(
     question: str, claim: str, context: set[str] | None = None, subject: set[str] | None = None
 ) -> AnswerScore:
@@ -258,8 +263,9 @@ def answer_score(
     rest = [t for t in content if t not in focus]
 
     def share(terms: list[str]) -> float:
-        need = min(len(terms), max(TERMS_ENOUGH, math.ceil(TERMS_SHARE * len(terms))))
-        return min(1.0, sum(t in have for t in terms) / need) if terms else 1.0
+        total = sum(_weight(t) for t in terms)
+        need = min(total, max(TERMS_ENOUGH, math.ceil(TERMS_SHARE * total)))
+        return min(1.0, sum(_weight(t) for t in terms if t in have) / need) if terms else 1.0
 
     terms = (0.5 * share(focus) + 0.5 * share(rest) if rest else share(focus)) if focus else share(content)
     if not found or (focus and not any(t in have for t in focus)):  # about something else

@@ -113,3 +113,13 @@ def test_what_every_sub_question_shares_is_context_for_each():
     product_only = "Python programs often use third-party libraries from the package index."
     assert relevance(questions[0], questions, answer).answers
     assert relevance(questions[0], questions, product_only).score == 0.0  # the product's name answers nothing
+
+
+def test_a_code_like_term_counts_twice():
+    """Two of eight key terms: enough when one is the function the question names, not when both are
+    the run's everyday words."""
+    question = "What happened to exclusive backup mode and the pg_start_backup function in PostgreSQL 15?"
+    renamed = "Functions pg_start_backup()/pg_stop_backup() have been renamed to pg_backup_start()/pg_backup_stop()."
+    assert answer_score(question, renamed).answers
+    other = "How does the global interpreter lock limit Python threads compared with processes?"
+    assert not answer_score(other, "Python processes do not share memory by default.").answers
