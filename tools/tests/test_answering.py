@@ -119,7 +119,7 @@ def test_a_code_like_term_counts_twice():
     """Two of eight key terms: enough when one is the function the question names, not when both are
     the run's everyday words."""
     question = "What happened to exclusive backup mode and the pg_start_backup function in PostgreSQL 15?"
-    renamed = "Functions pg_start_backup()/pg_stop_backup() have been renamed to pg_backup_start()/pg_backup_stop()."
+    renamed = "Functions pg_start_backup()/pg_stop_backup() have been renamed to pg_backup_start()."
     assert answer_score(question, renamed).answers
     other = "How does the global interpreter lock limit Python threads compared with processes?"
     assert not answer_score(other, "Python processes do not share memory by default.").answers
