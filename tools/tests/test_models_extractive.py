@@ -355,7 +355,7 @@ def test_fragments_navigation_and_short_sentences_are_never_claims():
     assert not is_claim_sentence("The threading module also has the following classes for threads:")
     assert not is_claim_sentence(">>> import threading; threading.Thread(target=f).start() # runs f now.")
     assert not is_claim_sentence("Threads")
-    assert not is_claim_sentence(" ".join(["word"] * 70) + ".")
+    assert not is_claim_sentence(" ".join(["word"] * 90) + ".")
     assert is_claim_sentence("Threads are useful when a program waits on the network for its replies.")
 
 

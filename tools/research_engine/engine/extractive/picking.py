@@ -38,6 +38,7 @@ KEEP_SHARE = 0.35  # a claim must score at least this share of the sub-question'
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
     r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
@@ -103,7 +104,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         heading = title
         for passage in source.passages:
             after_code, previous_kind = previous_kind == "code", passage.kind
-            if passage.kind == "heading":
+            if passage.kind == "heading" or TERM_RE.match(passage.text):
+                # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 heading = title | set(tokens(passage.text))
             if passage.kind not in CLAIM_PASSAGE_KINDS:
                 continue

@@ -14,7 +14,7 @@ import re
 from research_engine.terms import STOP_WORDS, fold, words
 
 SENTENCE_MIN_WORDS = 8
-SENTENCE_MAX_WORDS = 60
+SENTENCE_MAX_WORDS = 80  # reference docs pack a definition into one long sentence (62 words in json vs jsonb)
 ABBREVIATIONS = frozenset(
     [
         "e.g",
