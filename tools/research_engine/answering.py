@@ -58,21 +58,26 @@ KIND_PHRASES: dict[AnswerKind, str] = {
     AnswerKind.EXPLANATION: "how or why, stated by the source",
 }
 
+# "Which X" names the thing asked for only before the verb: "What does the VACUUM command do" asks what
+# it does.
+_NOT_AUX = r"(?!(?:does|do|did|can|could|should|would|will|has|have)\b)"
 _VERSION_Q = re.compile(
-    r"\b(?:(?:which|what|since|from|in)\s+(?:\w+\s+){0,2}?(?:versions?|releases?)\b|since when|"
+    rf"\b(?:(?:which|what|since|from|in)\s+(?:{_NOT_AUX}\w+\s+){{0,2}}?(?:versions?|releases?)\b|since when|"
     r"when\s+(?:was|were|did|is|does)\b.*\b(?:add\w*|introduc\w*|remov\w*|deprecat\w*|releas\w*|"
     r"drop\w*|chang\w*|support\w*)|what year|what (?:has |have )?changed|ha(?:s|ve) \w+ changed)",
     re.IGNORECASE,
 )
 _NUMBER_Q = re.compile(
     r"\b(?:how\s+(?:many|much|long|large|big|often|old|fast|small|high|low|wide)|"
-    r"(?:which|what)\s+(?:\w+\s+){0,2}?(?:port|size|length|limit|number|count|amount|percentage|timeout)s?\b|"
+    rf"(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,4}}?"
+    r"(?:port|size|length|limit|number|count|amount|percentage|timeout)s?\b|"
     r"(?:maximum|minimum|max|min)\b|default\s+(?:value|size|length|limit|number|port|timeout))",
     re.IGNORECASE,
 )
 _IDENTIFIER_Q = re.compile(r"\b(?:rfcs?|peps?|cves?|tickets?|issue numbers?|bug numbers?)\b", re.IGNORECASE)
 _NAME_Q = re.compile(
-    r"^\s*(?:(?:which|what)\s+(?:\w+\s+){0,3}?(?:backends?|settings?|functions?|methods?|class(?:es)?|"
+    rf"^\s*(?:(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,3}}?"
+    r"(?:backends?|settings?|functions?|methods?|class(?:es)?|"
     r"commands?|options?|parameters?|arguments?|modules?|packages?|librar(?:y|ies)|tools?|fields?|types?|"
     r"names?|keywords?|flags?|variables?|decorators?|mixins?|tags?|locks?|engines?|formats?|algorithms?|"
     r"methods?|hashers?|levels?|modes?|extensions?)\b|(?:what|which)\s+(?:\w+\s+)?(?:replaces?|replaced|"

@@ -123,3 +123,11 @@ def test_a_code_like_term_counts_twice():
     assert answer_score(question, renamed).answers
     other = "How does the global interpreter lock limit Python threads compared with processes?"
     assert not answer_score(other, "Python processes do not share memory by default.").answers
+
+
+def test_a_noun_after_the_verb_is_not_the_thing_asked_for():
+    assert (
+        expected_kind("What does the VACUUM command do to an SQLite database file?") == AnswerKind.EXPLANATION
+    )
+    assert expected_kind("Which SQLite command rebuilds the database file?") == AnswerKind.NAME
+    assert expected_kind("What is the default page size of a new SQLite database?") == AnswerKind.NUMBER
