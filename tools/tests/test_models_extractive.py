@@ -880,3 +880,24 @@ def test_follow_up_questions_carry_their_subject_and_the_asker_drops_out():
         )
     ]
     assert "isolation level" in texts[1] and "strictest" in texts[1]
+
+
+def test_the_page_about_the_version_asked_of_wins_and_the_versions_own_number_is_no_match():
+    """ "Which Python versions does Django 3.2 support?": the 3.2 release notes answer it; an old release note
+    saying "Python 3.2" matches the number, not the question."""
+    old = SourceText(
+        "SQ-01/SRC-01",
+        "Django 1.8 release notes",
+        "http://127.0.0.1/releases/1.8.html",
+        [Passage("p01", "Python 3.2 users should know that support for Python 3.2 ends with this version.")],
+    )
+    new = SourceText(
+        "SQ-01/SRC-02",
+        "Django 3.2 release notes",
+        "http://127.0.0.1/releases/3.2.html",
+        [Passage("p01", "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9).")],
+    )
+    brief = {"objective": "Which Python versions does Django 3.2 support?", "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": brief["objective"], "angle": "entity"}
+    texts = [c.text for c in make_model("extractive").consolidate(brief, sq, [old, new])]
+    assert texts and texts[0].startswith("Django 3.2 supports Python 3.6")

@@ -179,7 +179,11 @@ def sentence_claims(
     subject = asked_for(question) or (
         {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
     )
-    weighted = [t for t in query for _ in range(FOCUS_WEIGHT if t in subject else 1)]
+    # Context and the question's own version scope the search, they do not rank sentences ("Python 3.2"
+    # in an old release note is no match for "Django 3.2").
+    ranking = [t for t in query if t not in context and not VERSION_TERM_RE.fullmatch(t)] or query
+    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)}
+    weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     answered = [answer_score(question, c.text, context, subject) for c in candidates]
     subject_share = lambda terms: len(subject & terms) / len(subject)  # noqa: E731
@@ -193,6 +197,8 @@ def sentence_claims(
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
         # Documentation puts the answer under a heading naming its subject ("select_related()").
         scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
+        if scope and scope <= cand.heading:  # the page is about the version asked of ("Django 3.2 ...")
+            scores[i] *= 1 + HEADING_BONUS
         scores[i] *= 0.5 + answered[i].score
     # Sentences that answer the question come first, in BM25 order (its IDF knows which of the question's
     # words are rare in these pages; the answer score's term share does not); the rest only fill what
