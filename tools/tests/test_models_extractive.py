@@ -889,15 +889,25 @@ def test_the_page_about_the_version_asked_of_wins_and_the_versions_own_number_is
         "SQ-01/SRC-01",
         "Django 1.8 release notes",
         "http://127.0.0.1/releases/1.8.html",
-        [Passage("p01", "Python 3.2 users should know that support for Python 3.2 ends with this version.")],
+        [
+            Passage("p01", "Django 1.8 is designated as a long-term support release of the framework."),
+            Passage(
+                "p02", "Python 3.2 users should know that Django drops Python 3.2 at the end of the year."
+            ),
+            Passage("p03", "The admin interface gained several new options for listing related objects."),
+        ],
     )
     new = SourceText(
         "SQ-01/SRC-02",
         "Django 3.2 release notes",
         "http://127.0.0.1/releases/3.2.html",
-        [Passage("p01", "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9).")],
+        [
+            Passage("p01", "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9)."),
+            Passage("p02", "Django 3.2 is designated as a long-term support release of the framework."),
+            Passage("p03", "The admin interface gained a new decorator for registering display functions."),
+        ],
     )
     brief = {"objective": "Which Python versions does Django 3.2 support?", "claim_types": ["technical"]}
     sq = {"id": "SQ-01", "text": brief["objective"], "angle": "entity"}
     texts = [c.text for c in make_model("extractive").consolidate(brief, sq, [old, new])]
-    assert texts and texts[0].startswith("Django 3.2 supports Python 3.6")
+    assert "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9)." in texts
