@@ -102,6 +102,8 @@ _NUMBER_WORDS = (
     "hundred thousand million billion once twice half double dozen unlimited infinite zero"
 )
 _VERSION_NOT_FIGURE = re.compile(r"(?:\b(?:version|release|python|django|postgresql|pg|v)\s*|\d\.)$", re.I)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_ISO_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
 NEAR_WORDS = 12  # a figure or version this many words from the subject can be its value
 _NUMBER_A = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(_NUMBER_WORDS.split())})\b", re.IGNORECASE)
 _IDENTIFIER_A = re.compile(r"\b(?:rfc|pep|cve|bpo|gh|#)\s*-?\d+|\bticket\s+#?\d+|(?<!\w)#\d+", re.IGNORECASE)
@@ -181,6 +183,8 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         AnswerKind.NUMBER: _NUMBER_A,
         AnswerKind.IDENTIFIER: _IDENTIFIER_A,
     }.get(kind)
+    if kind == AnswerKind.NUMBER:  # a date's parts are not figures ("2016-03-29")
+        claim = _ISO_DATE.sub(lambda d: " " * len(d.group(0)), claim)
     found = (
         [m for m in pattern.finditer(claim)]
         if pattern
@@ -194,9 +198,9 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         if not token or re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
             continue
         if kind == AnswerKind.NUMBER and (
-            _VERSION_NOT_FIGURE.search(claim[: m.start()]) or token.count(".") >= 2
+            _VERSION_NOT_FIGURE.search(claim[: m.start()]) or token.count(".") >= 2 or _YEAR.fullmatch(token)
         ):
-            continue  # "Django 1.8", "version 3.2", "1.8.1": a version, not a figure
+            continue  # "Django 1.8", "version 3.2", "1.8.1", "(in 2003)": a version or a year, not a figure
         if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near:
             words_between = [len(claim[min(a, m.start()) : max(a, m.start())].split()) for a in anchors]
             if not words_between or min(words_between) > NEAR_WORDS:

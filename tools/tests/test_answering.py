@@ -131,3 +131,13 @@ def test_a_noun_after_the_verb_is_not_the_thing_asked_for():
     )
     assert expected_kind("Which SQLite command rebuilds the database file?") == AnswerKind.NAME
     assert expected_kind("What is the default page size of a new SQLite database?") == AnswerKind.NUMBER
+
+
+def test_a_year_is_not_the_figure_a_lookup_asks_for():
+    question = "What is the default page size of a new SQLite database?"
+    dated = (
+        "Since the SQLite database file format was designed (in 2003) the default page size has not changed."
+    )
+    sized = "Beginning with SQLite version 3.12.0 (2016-03-29), the default page size increased to 4096."
+    assert not answer_score(question, dated).answers
+    assert answer_score(question, sized).kind_found == "4096"
