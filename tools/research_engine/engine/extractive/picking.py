@@ -178,9 +178,10 @@ def sentence_claims(
     subject = asked_for(question) or (
         {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
     )
-    # Context and the question's own version scope the search, they do not rank sentences ("Python 3.2"
-    # in an old release note is no match for "Django 3.2").
-    ranking = [t for t in query if t not in context and not VERSION_TERM_RE.fullmatch(t)] or query
+    # The question's own version scopes the search, it does not rank sentences ("Python 3.2" in an old
+    # release note is no match for "Django 3.2"). (Title context stays in the query: with a few sources it
+    # may be the topic itself, every page of which carries it: "JSON Types", "JSON Functions".)
+    ranking = [t for t in query if not VERSION_TERM_RE.fullmatch(t)] or query
     scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)}
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
