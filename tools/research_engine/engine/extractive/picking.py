@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from research_engine.answering import answer_score, asked_for
+from research_engine.answering import answer_score, asked_for, shared_terms
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
@@ -175,6 +175,7 @@ def sentence_claims(
     context: set[str] = set()
     if len(sources) >= 2:
         context = set.intersection(*(set(tokens(s.title or "")) for s in sources))
+    context |= shared_terms([t.text for t in targets])  # the whole plan's topic: context for each question
     subject = asked_for(question) or (
         {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
     )
