@@ -95,7 +95,7 @@ _ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|yo
 _ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
-_OWN_SUBJECT_RE = re.compile(r"(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
+_OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
@@ -255,7 +255,8 @@ def _resolved(clause: str, first: Facet) -> str:
         of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
-        if not set(tokens(clause)) & set(tokens(first.clause)) and not _OWN_SUBJECT_RE.search(clause):
+        own = tokens(clause)
+        if not set(own) & set(tokens(first.clause)) and len(own) <= 3 and not _OWN_SUBJECT_RE.search(clause):
             # "What is the default behaviour?" after "How do I enable persistent connections": whose?
             return f"{clause} for {first.phrase}"
         return clause
