@@ -868,14 +868,8 @@ def test_follow_up_questions_carry_their_subject_and_the_asker_drops_out():
         for p in plan_of({"objective": "How do I enable persistent connections, and what is the default?"})
     ]
     assert texts[1] == "What is the default for persistent connections?"  # no subject of its own: one given
-    texts = [
-        p.text
-        for p in plan_of(
-            {
-                "objective": "How does SQLite lock a database, and when should an application switch to WAL mode?"
-            }
-        )
-    ]
+    wal = "How does SQLite lock a database, and when should an application switch to WAL mode?"
+    texts = [p.text for p in plan_of({"objective": wal})]
     assert texts[1] == "When should an application switch to WAL mode?"  # it has a subject of its own
     texts = [
         p.text
