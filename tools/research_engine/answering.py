@@ -102,6 +102,7 @@ _NUMBER_WORDS = (
     "hundred thousand million billion once twice half double dozen unlimited infinite zero"
 )
 _VERSION_NOT_FIGURE = re.compile(r"(?:\b(?:version|release|python|django|postgresql|pg|v)\s*|\d\.)$", re.I)
+_COUNT_Q = re.compile(r"\bhow\s+(?:many|much|often)\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _ISO_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
 NEAR_WORDS = 12  # a figure or version this many words from the subject can be its value
@@ -201,6 +202,8 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
             _VERSION_NOT_FIGURE.search(claim[: m.start()]) or token.count(".") >= 2 or _YEAR.fullmatch(token)
         ):
             continue  # "Django 1.8", "version 3.2", "1.8.1", "(in 2003)": a version or a year, not a figure
+        if kind == AnswerKind.NUMBER and not token[:1].isdigit() and not _COUNT_Q.search(question):
+            continue  # "one", "two" answer "how many"; a size, a length or a port is written in digits
         if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near:
             words_between = [len(claim[min(a, m.start()) : max(a, m.start())].split()) for a in anchors]
             if not words_between or min(words_between) > NEAR_WORDS:

@@ -141,3 +141,12 @@ def test_a_year_is_not_the_figure_a_lookup_asks_for():
     sized = "Beginning with SQLite version 3.12.0 (2016-03-29), the default page size increased to 4096."
     assert not answer_score(question, dated).answers
     assert answer_score(question, sized).kind_found == "4096"
+
+
+def test_a_size_is_written_in_digits_a_count_may_be_a_word():
+    size = "What is the default page size of a new SQLite database?"
+    assert not answer_score(
+        size, "The page size of a database is one of two values chosen at creation."
+    ).answers
+    count = "How many processes does the Django test suite use by default?"
+    assert answer_score(count, "By default the test suite runs one process per core.").kind_found == "one"
