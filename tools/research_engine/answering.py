@@ -93,6 +93,16 @@ _YES_NO_Q = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|must)\b", re.IGNORECASE
 )
 
+# Strictest first: "which RFC" before "which version" before "how many" before "which setting".
+_KIND_RULES: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
+    (_IDENTIFIER_Q, AnswerKind.IDENTIFIER),
+    (_VERSION_Q, AnswerKind.VERSION),
+    (_NUMBER_Q, AnswerKind.NUMBER),
+    (_NAME_Q, AnswerKind.NAME),
+    (_PROCEDURE_Q, AnswerKind.PROCEDURE),
+    (_YES_NO_Q, AnswerKind.YES_NO),
+)
+
 _VERSION_A = re.compile(
     r"\b(?:v?\d+\.\d+(?:\.\d+)*|(?:version|release|python|django|postgresql|pg)\s+\d+\b|(?:19|20)\d\d)\b",
     re.IGNORECASE,
@@ -149,21 +159,9 @@ def key_terms(text: str) -> list[str]:
 
 
 def expected_kind(question: str) -> AnswerKind:
-    """What kind of answer `question` asks for (its first clause decides)."""
+    """What kind of answer `question` asks for: the first of `_KIND_RULES` its wording matches."""
     text = " ".join(question.split())
-    if _IDENTIFIER_Q.search(text):
-        return AnswerKind.IDENTIFIER
-    if _VERSION_Q.search(text):
-        return AnswerKind.VERSION
-    if _NUMBER_Q.search(text):
-        return AnswerKind.NUMBER
-    if _NAME_Q.search(text):
-        return AnswerKind.NAME
-    if _PROCEDURE_Q.search(text):
-        return AnswerKind.PROCEDURE
-    if _YES_NO_Q.search(text):
-        return AnswerKind.YES_NO
-    return AnswerKind.EXPLANATION
+    return next((kind for pattern, kind in _KIND_RULES if pattern.search(text)), AnswerKind.EXPLANATION)
 
 
 def answers_text(question: str) -> str:
