@@ -211,7 +211,7 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
 
 
 _ASKED_FOR_RE = re.compile(
-    r"^\s*(?:how\s+many|how\s+much|which|what)\s+(?P<thing>(?:[\w.+-]+\s+){1,4}?)"
+    r"^\s*(?:how\s+many|how\s+much|which|what)\s+(?!changed\b|happened\b)(?P<thing>(?:[\w.+-]+\s+){1,4}?)"
     r"(?:does|do|is|are|was|were|did|can|could|should|will|would|has|have)\b",
     re.IGNORECASE,
 )

@@ -86,7 +86,8 @@ _SUBJECT_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
-    r"^(?:(?:how|what|why|when|which|who|where|whether)\b\s*)?(?:(?:do|does|did|is|are|was|were|can|could|"
+    r"^(?:(?:how(?:\s+(?:large|big|long|much|old|often|fast|high|low|small|wide)(?=\s+(?:is|are|was|were|do|does|did)\b))?"
+    r"|what|why|when|which|who|where|whether)\b\s*)?(?:(?:do|does|did|is|are|was|were|can|could|"
     r"should|would|will|has|have)\b\s*(?:(?:i|we|you|one)\b\s*)?)?(?:the\s+)?",
     re.IGNORECASE,
 )
