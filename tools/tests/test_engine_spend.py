@@ -186,7 +186,9 @@ def test_an_interrupted_run_is_recorded_failed_with_its_spend_and_resumes(tmp_pa
     web = write_mini_web(tmp_path / "web")
     brief = tmp_path / "brief.yaml"
     brief.write_text(yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs")}), encoding="utf-8")
-    with CountingCorpusServer(web, delay=0.1) as server:
+    with CountingCorpusServer(
+        web, delay=0.3
+    ) as server:  # slow enough that a loaded machine still interrupts mid-run
         env = _env(server.url, tmp_path / "cache")
         proc = subprocess.Popen(_cmd("run", str(brief), "--allow-private", "--json"), env=env)
         deadline = time.monotonic() + 60
