@@ -4,7 +4,9 @@ Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, ID
 the sentence pool), `sentence_candidates` (the quotable sentences of the fetched
 passages: fragments, code, navigation and headings filtered out) and `sentence_claims`:
 a sentence must carry a focus term of the sub-question (and the angle's cue words for
-the time and counter angles); at most `max_claims` strong ones, `per_source_cap` per
+the time and counter angles); sentences that answer the sub-question
+(`answering.answer_score`) come first, in BM25 order, and a lookup's sentence that states
+no answer of its kind is refused; at most `max_claims` strong ones, `per_source_cap` per
 source; the same sentence in another source corroborates the claim instead of repeating
 it. Every sentence of the sub-question's own sources is a candidate: a sentence that
 another sub-question's wording fits better is still this one's when it is found here
@@ -44,8 +46,8 @@ ANAPHORA_RE = re.compile(
     r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
     re.IGNORECASE,
 )
-ANTECEDENT_MAX_WORDS = 90
-TABLE_ROW_WORDS = (3, 40)  # a pronoun-led sentence and the one before it, quoted together
+ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
+TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
 VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
@@ -187,7 +189,7 @@ def sentence_claims(
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     answered = [answer_score(question, c.text, context, subject) for c in candidates]
-    subject_share = lambda terms: len(subject & terms) / len(subject)  # noqa: E731
+    subject_share = lambda terms: len(subject & terms) / max(1, len(subject))  # noqa: E731
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
             scores[i] *= DANGLING_PENALTY
