@@ -14,10 +14,11 @@
   are judged the same way on their titles;
 - consolidate (`picking`, `series`): candidate sentences of the fetched passages
   (fragments, code, navigation, headings filtered out by `text`) ranked by BM25 with IDF
-  over that sentence pool; a sentence must carry a focus term of the sub-question (and
-  the angle's cue words for the time and counter angles) and come from this sub-question's
-  own sources (the engine adds a sentence once per run); at most `max_claims` (five)
-  strong ones, three per source; for a quantitative
+  over that sentence pool, those that answer the sub-question (`answering.answer_score`)
+  first; a sentence must carry a focus term of the sub-question (and the angle's cue words
+  for the time and counter angles) and come from this sub-question's own sources (the
+  engine adds a sentence once per run); at most `max_claims` (five) strong ones, three
+  per source; for a quantitative
   sub-question, data-series points first (a World Bank passage such as
   "Japan, GDP (current US$), 2019: 5081769542379.77" is its own claim text and quote, so
   no number is ever reworded): per series the latest non-null point and, for the time
@@ -25,8 +26,9 @@
   sub-question (`series.data_owner`);
 - verify (`model`): the mechanical floor, with its reasons;
 - critic (`model`): every sub-question without a supported claim is a material gap;
-- write (`rendering`): "Key findings" (one cited bullet per sub-question), the claims by
-  sub-question, then the marked caveat section naming gaps and refused claims.
+- write (`rendering`): "Answer" (the best-answering claim of each sub-question), "Key
+  findings" (one cited bullet per sub-question), the claims that answer each sub-question,
+  then the marked caveat section naming gaps, refused claims and what was left out.
 
 Modules, lowest first: `text` (words and sentences; the stop words are `terms.STOP_WORDS`),
 `plan`, `targets`, `picking` and `series`, `rendering`, and `model` (`ExtractiveModel`,
