@@ -70,7 +70,7 @@ _VERSION_Q = re.compile(
 _NUMBER_Q = re.compile(
     r"\b(?:how\s+(?:many|much|long|large|big|often|old|fast|small|high|low|wide)|"
     rf"(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,4}}?"
-    r"(?:port|size|length|limit|number|count|amount|percentage|timeout)s?\b|"
+    r"(?:port|size|length|number|amount|percentage|timeout)s?\b|"
     r"(?:maximum|minimum|max|min)\b|default\s+(?:value|size|length|limit|number|port|timeout))",
     re.IGNORECASE,
 )

@@ -130,6 +130,8 @@ def test_a_noun_after_the_verb_is_not_the_thing_asked_for():
         expected_kind("What does the VACUUM command do to an SQLite database file?") == AnswerKind.EXPLANATION
     )
     assert expected_kind("Which SQLite command rebuilds the database file?") == AnswerKind.NAME
+    # "limits" is a verb as often as a noun: no figure is asked for here.
+    assert expected_kind("Which CPython mechanism limits threads?") != AnswerKind.NUMBER
     assert expected_kind("What is the default page size of a new SQLite database?") == AnswerKind.NUMBER
 
 
