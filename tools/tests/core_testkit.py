@@ -7,6 +7,7 @@ Pages are served by pytest-httpserver on 127.0.0.1; runs opt in to private addre
 from __future__ import annotations
 
 import html
+import signal
 from typing import Any
 
 from research_engine import brief, claims, retrieve, trace, verify
@@ -112,3 +113,10 @@ def verify_all(run: Any, verdicts: dict[str, str] | None = None) -> dict[str, An
         if wanted != "refuse" or row["floor"] != "refuse":
             verify.record(run, row["claim"], wanted, f"test verdict {wanted}")
     return verify.close(run)
+
+
+def interactive_sigint() -> None:
+    """`preexec_fn` for a child that a test interrupts with SIGINT: Ctrl-C's default disposition, as an
+    interactive terminal gives it. A suite started in the background (`cmd &` in a non-interactive shell)
+    inherits SIGINT ignored, and so would every child, which then could not be interrupted at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

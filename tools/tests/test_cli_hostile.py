@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from core_testkit import interactive_sigint
 from typer.testing import CliRunner
 
 from research_engine.errors import ExitCode
@@ -744,6 +745,7 @@ def test_ctrl_c_while_waiting_for_the_run_lock_exits_130_cleanly(sandbox, json_m
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
+            preexec_fn=interactive_sigint,
         )
         deadline = time.monotonic() + 30
         seen = 0  # a sleep seen three times 0.1 s apart is the lock's poll loop, not a sleep during start-up

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from core_testkit import interactive_sigint
 from engine_web import BRIEF, CountingCorpusServer, write_mini_web
 from werkzeug.wrappers import Response
 
@@ -186,11 +187,11 @@ def test_an_interrupted_run_is_recorded_failed_with_its_spend_and_resumes(tmp_pa
     web = write_mini_web(tmp_path / "web")
     brief = tmp_path / "brief.yaml"
     brief.write_text(yaml.safe_dump({**BRIEF, "output_path": str(tmp_path / "runs")}), encoding="utf-8")
-    with CountingCorpusServer(
-        web, delay=0.3
-    ) as server:  # slow enough that a loaded machine still interrupts mid-run
+    with CountingCorpusServer(web, delay=0.1) as server:
         env = _env(server.url, tmp_path / "cache")
-        proc = subprocess.Popen(_cmd("run", str(brief), "--allow-private", "--json"), env=env)
+        proc = subprocess.Popen(
+            _cmd("run", str(brief), "--allow-private", "--json"), env=env, preexec_fn=interactive_sigint
+        )
         deadline = time.monotonic() + 60
         while sum(n for path, n in server.seen.items() if path.endswith(".html")) < 2:
             assert proc.poll() is None and time.monotonic() < deadline, "the run never fetched a page"
