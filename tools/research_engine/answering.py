@@ -215,7 +215,7 @@ _ASKED_FOR_RE = re.compile(
     r"(?:does|do|is|are|was|were|did|can|could|should|will|would|has|have)\b",
     re.IGNORECASE,
 )
-_VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
+VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")  # a folded term that is a version ("3.2")
 
 
 _HOW_ADJECTIVE_RE = re.compile(
@@ -233,7 +233,7 @@ def asked_for(question: str) -> set[str]:
     match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text)  # "how long does X last": X
     if not match:
         return set()
-    return {t for t in key_terms(match.group("thing")) if not _VERSION_TERM_RE.fullmatch(t)}
+    return {t for t in key_terms(match.group("thing")) if not VERSION_TERM_RE.fullmatch(t)}
 
 
 def subject_terms(question: str, questions: list[str]) -> set[str]:

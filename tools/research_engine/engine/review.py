@@ -13,10 +13,11 @@ from typing import Any
 
 from research_engine import answering, claims, controller, critic, decompose, grounding, runstate, verify
 from research_engine.artifacts import read_markdown
+from research_engine.engine.extractive.text import key_terms
 from research_engine.engine.state import EngineState
 from research_engine.errors import CheckFailed
 from research_engine.retrieve import parse_passages
-from research_engine.terms import STOP_WORDS, fold, words
+from research_engine.terms import fold
 from research_engine.vocabulary import Angle, ClaimType, Verdict
 
 
@@ -159,14 +160,11 @@ class ReviewStages(EngineState):
                 and verdict == Verdict.SUPPORTED
             ):
                 carried |= set(answering.key_terms(str(claim.get("text") or "")))
-        written: dict[str, str] = {}
-        for word in words(str(sq.get("text") or "")):
-            if word not in STOP_WORDS and len(word) > 1:
-                written.setdefault(fold(word), word)
-        missing = [w for key, w in written.items() if key not in carried]
+        written = key_terms(str(sq.get("text") or ""), limit=50)
+        missing = [w for w in written if fold(w) not in carried]
         if not missing:
             return []
-        query = " ".join((missing + [w for w in written.values() if w not in missing])[:8])
+        query = " ".join((missing + [w for w in written if w not in missing])[:8])
         why = (
             f"cycle {cycle} found no supported claim answering {sq['id']}; key terms none of its supported "
             f"claims carries: {', '.join(missing)}"

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from research_engine.answering import key_terms
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.schemas import validate
-from research_engine.terms import STOP_WORDS, fold, words
+from research_engine.terms import fold, words
 from research_engine.urls import canonical_key as url_key
 from research_engine.urls import extract_doi, registrable_domain
 from research_engine.vocabulary import API_KINDS
@@ -225,7 +226,7 @@ def freshness(published: date | None, recency: str, as_of: date) -> tuple[float,
 
 def question_terms(question: str) -> set[str]:
     """The folded key terms of a sub-question (stop words and one-letter words left out)."""
-    return {fold(w) for w in words(question) if w not in STOP_WORDS and len(w) > 1}
+    return set(key_terms(question))
 
 
 def title_boilerplate(titles: list[str]) -> frozenset[str]:

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from research_engine.answering import answer_score, asked_for, shared_terms
+from research_engine.answering import VERSION_TERM_RE, answer_score, asked_for, shared_terms
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
@@ -50,7 +50,6 @@ ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quote
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
-VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
