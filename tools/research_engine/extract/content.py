@@ -4,14 +4,18 @@ trafilatura (`favor_precision=True`, comments off) removes the boilerplate; we w
 XML tree it returns to keep the block structure (heading, paragraph, list item, table
 row, code). When it finds nothing, readability-lxml's `summary(html_partial=True)` is
 walked the same way, and when that is empty too every visible block of `<body>` is kept.
-Inline markup (code, links, emphasis) stays inside its sentence. Two general rules
-follow: a heading that heads nothing is dropped, and a leading heading that repeats the
+Inline markup (code, links, emphasis) stays inside its sentence. Two corrections to
+trafilatura for structured documents: a section whose anchor id is the slug of its own
+heading is never taken for boilerplate by its id (`_unmask_headed_sections`), and a
+block it pruned from among kept blocks built the same way comes back (`_fill_gaps`).
+Two general rules follow: a heading that heads nothing is dropped, and a leading heading that repeats the
 title is dropped. Pure: no network, no writes.
 """
 
 from __future__ import annotations
 
 import re
+from copy import deepcopy
 from typing import Any
 
 from research_engine import libraries
@@ -20,20 +24,74 @@ from research_engine import libraries
 def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str]:
     trafilatura = libraries.trafilatura()
 
+    unmasked = _unmask_headed_sections(tree)
     doc = trafilatura.bare_extraction(
-        tree, url=url, include_comments=False, favor_precision=True, with_metadata=False
+        unmasked, url=url, include_comments=False, favor_precision=True, with_metadata=False
     )
     body = getattr(doc, "body", None) if doc is not None else None
     if body is not None:
         chunks = _trafilatura_chunks(body)
         if chunks:
-            return chunks, f"trafilatura-{trafilatura.__version__}+structure"
+            filled = _fill_gaps(chunks, _page_body(unmasked))
+            how = f"trafilatura-{trafilatura.__version__}+structure"
+            return filled, how + ("+gaps" if len(filled) > len(chunks) else "")
     chunks = _readability_chunks(tree)
     if chunks:
         readability = libraries.readability()
 
         return chunks, f"readability-lxml-{getattr(readability, '__version__', '')}".rstrip("-")
     return _html_block_chunks(_page_body(tree)), "all-blocks"
+
+
+def _unmask_headed_sections(tree: Any) -> Any:
+    """The tree with the ids of headed document sections removed, so their id never reads as boilerplate.
+
+    trafilatura discards any element whose id contains a boilerplate word ("cookie", "related", "nav",
+    "share", "tags", "author", ...). Documentation names its sections after their headings, so Django's
+    `SESSION_COOKIE_AGE` setting (`<div id="s-session-cookie-age">`) or the `select_related()` reference
+    vanished whole. A section whose id is the slug of its own heading, with most of its text outside links,
+    is a section of the document, not a cookie banner or a related-posts box (those are link lists, or are
+    not named after a heading). Returns the tree itself when nothing matches; a copy otherwise.
+    """
+    named = [el for el in tree.iter() if isinstance(el.tag, str) and el.get("id") and _is_headed_section(el)]
+    if not named:
+        return tree
+    marks = []
+    for el in named:
+        marks.append(el.get("id"))
+        el.set("data-re-section", "1")
+    copy = deepcopy(tree)
+    for el, mark in zip(named, marks, strict=True):  # the caller's tree is left as it was
+        del el.attrib["data-re-section"]
+        el.set("id", mark)
+    for el in copy.iter():
+        if isinstance(el.tag, str) and el.get("data-re-section"):
+            del el.attrib["data-re-section"]
+            del el.attrib["id"]
+    return copy
+
+
+_SECTION_LINK_SHARE_MAX = 0.5
+
+
+def _is_headed_section(el: Any) -> bool:
+    heading = next(
+        (c for c in el if isinstance(c.tag, str) and c.tag.lower() in _HEADINGS),
+        None,
+    )
+    if heading is None:
+        return False
+    title = _slug_words(" ".join(heading.itertext()))
+    anchor = _slug_words(el.get("id", ""))
+    if not title or len(title) > len(anchor) or anchor[len(anchor) - len(title) :] != title:
+        return False
+    text = len("".join(el.itertext()).split())
+    linked = sum(len("".join(a.itertext()).split()) for a in el.iter("a"))
+    return text > 0 and linked / text <= _SECTION_LINK_SHARE_MAX
+
+
+def _slug_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
@@ -96,6 +154,100 @@ def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
 
     walk(body)
     return [(kind, text) for kind, text in chunks if text]
+
+
+def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]]:
+    """trafilatura's chunks with the document sections it dropped from among their kept twins put back.
+
+    trafilatura prunes short, low-density blocks even in the middle of what it keeps: on a reference page
+    a setting whose entry is two short lines ("Default: 1209600 (2 weeks, in seconds)") disappears while
+    the entries around it, built the same way, stay. A dropped block comes back when an element holding
+    it has a sibling of the same tag and class whose text trafilatura mostly kept (a twin: another
+    section, entry or item of the same list), it lies between the first and last block trafilatura kept,
+    and most of its words are not link text. Boilerplate is rarely built like the content beside it (a
+    caption, an ad slot, a share bar or a related-links box differs in tag or class from the paragraphs
+    and sections around it), and headers, footers and sidebars lie outside the kept span.
+    """
+    kept = [_key(text) for _, text in chunks]
+    joined = "\n".join(kept)
+    leaves = [el for el in body.iter(*_LEAF_BLOCKS) if next(el.iterdescendants(*_LEAF_BLOCKS), None) is None]
+    covered = {el: bool(k) and k in joined for el in leaves for k in (_key(" ".join(el.itertext())),)}
+    tally: dict[Any, list[int]] = {}  # element -> [leaves kept, leaves] below or at it
+    for el, ok in covered.items():
+        for node in (el, *el.iterancestors()):
+            counts = tally.setdefault(node, [0, 0])
+            counts[0] += ok
+            counts[1] += 1
+    restored = {x for el, ok in covered.items() if not ok for x in (_twin_level(el, tally),) if x is not None}
+    restored |= {el for el, ok in covered.items() if not ok and _heads_kept_text(el, tally, restored)}
+    if not restored:
+        return chunks
+    info: list[tuple[float, bool]] = []
+    blocks = _html_block_chunks(body, info, restored)
+    hits = [bool(key) and key in joined for key in (_key(text) for _, text in blocks)]
+    if sum(hits) < 2:
+        return chunks
+    first = hits.index(True)
+    last = len(hits) - 1 - hits[::-1].index(True)
+    out: list[tuple[str, str]] = []
+    cursor = 0  # next trafilatura chunk not yet written
+    put_back = ""  # key of the block just put back: a fragment of it trafilatura kept is not written again
+    for i in range(first, last + 1):
+        key = _key(blocks[i][1])
+        if hits[i]:
+            match = next((j for j in range(cursor, len(chunks)) if key in kept[j]), None)
+            if match is None:  # written already (a short block repeating part of an earlier one)
+                continue
+            for j in range(cursor, match + 1):
+                if j == match or not (put_back and kept[j] and kept[j] in put_back):
+                    out.append(chunks[j])
+            cursor = match + 1
+            put_back = ""
+        elif info[i][1] and info[i][0] <= _GAP_LINK_SHARE_MAX and not any(key in k for k in kept):
+            out.append(blocks[i])
+            put_back = key
+    out.extend(chunks[cursor:])
+    return out
+
+
+def _twin_level(leaf: Any, tally: dict[Any, list[int]]) -> Any:
+    """The element holding a dropped leaf just below the nearest ancestor with kept text, if it has a twin."""
+    x = leaf
+    while x.getparent() is not None and not tally[x.getparent()][0]:
+        x = x.getparent()
+    parent = x.getparent()
+    if parent is None:
+        return None
+    sig = (x.tag, x.get("class"))
+    for sibling in parent:
+        if sibling is x or (sibling.tag, sibling.get("class")) != sig or sibling not in tally:
+            continue
+        kept, total = tally[sibling]
+        if kept / total >= _TWIN_KEPT_SHARE:
+            return x
+    return None
+
+
+def _heads_kept_text(leaf: Any, tally: dict[Any, list[int]], restored: set[Any]) -> bool:
+    """A dropped heading whose next block is kept or put back: the title of content that stays."""
+    if not isinstance(leaf.tag, str) or leaf.tag.lower() not in _HEADINGS:
+        return False
+    nxt = leaf.getnext()
+    while nxt is not None and not (isinstance(nxt.tag, str) and "".join(nxt.itertext()).strip()):
+        nxt = nxt.getnext()
+    return nxt is not None and (bool(tally.get(nxt, [0])[0]) or nxt in restored)
+
+
+_LEAF_BLOCKS = (
+    *("h1", "h2", "h3", "h4", "h5", "h6"),
+    *("p", "li", "dt", "dd", "pre", "tr", "blockquote", "figcaption"),
+)
+_GAP_LINK_SHARE_MAX = 0.5
+_TWIN_KEPT_SHARE = 0.5
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _is_code_block(el: Any) -> bool:
@@ -170,16 +322,30 @@ _HTML_BLOCKS = _HEADINGS | frozenset({
 })  # fmt: skip
 
 
-def _html_block_chunks(root: Any) -> list[tuple[str, str]]:
-    """Any lxml HTML element -> (kind, text) chunks at block boundaries."""
+def _html_block_chunks(
+    root: Any, info: list[tuple[float, bool]] | None = None, marked: set[Any] | frozenset[Any] = frozenset()
+) -> list[tuple[str, str]]:
+    """Any lxml HTML element -> (kind, text) chunks at block boundaries.
+
+    With `info`, each chunk's share of words that are link text, and whether it lies inside an element
+    of `marked`, are appended to it.
+    """
     chunks: list[tuple[str, str]] = []
     buffer: list[str] = []
+    linked = [0]  # words of link text in the buffer
+    inside = [0]  # depth of marked elements around the walk
+
+    def add(kind: str, text: str, share: float) -> None:
+        chunks.append((kind, text))
+        if info is not None:
+            info.append((share, inside[0] > 0))
 
     def flush(kind: str = "paragraph") -> None:
         text = clean("".join(buffer))
         buffer.clear()
+        words, linked[0] = linked[0], 0
         if text:
-            chunks.append((kind, text))
+            add(kind, text, min(1.0, words / len(text.split())))
 
     def walk(el: Any) -> None:
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
@@ -187,10 +353,25 @@ def _html_block_chunks(root: Any) -> list[tuple[str, str]]:
             if el.tail:
                 buffer.append(el.tail)
             return
+        if el in marked:
+            flush()
+            inside[0] += 1
+            walk_block(el, tag)
+            flush()
+            inside[0] -= 1
+            if el.tail:
+                buffer.append(el.tail)
+        else:
+            walk_block(el, tag)
+            if el.tail:
+                buffer.append(el.tail)
+
+    def walk_block(el: Any, tag: str) -> None:
         if tag in _HEADINGS or tag in ("li", "pre", "dt", "dd", "caption"):
             flush()
             kind = {"li": "list-item", "pre": "code"}.get(tag, "heading" if tag in _HEADINGS else "paragraph")
-            chunks.append((kind, clean(" ".join(el.itertext()))))
+            text = clean(" ".join(el.itertext()))
+            add(kind, text, _link_share(el, text))
             nested = [c for c in el.iter("ul", "ol", "table") if c is not el] if tag == "li" else []
             if nested:  # keep nested lists/tables as their own chunks; drop the duplicated text
                 chunks[-1] = (kind, clean(_text_without(el, nested)))
@@ -202,7 +383,8 @@ def _html_block_chunks(root: Any) -> list[tuple[str, str]]:
             cells = [
                 clean(" ".join(c.itertext())) for c in el if isinstance(c.tag, str) and c.tag in ("td", "th")
             ]
-            chunks.append(("table-row", " | ".join(c for c in cells if c)))
+            text = " | ".join(c for c in cells if c)
+            add("table-row", text, _link_share(el, text))
         elif tag == "br":
             buffer.append(" ")
         elif tag in _HTML_BLOCKS:
@@ -212,11 +394,11 @@ def _html_block_chunks(root: Any) -> list[tuple[str, str]]:
             walk_children(el)
             flush()
         else:
+            if tag == "a":
+                linked[0] += len(" ".join(el.itertext()).split())
             if el.text:
                 buffer.append(el.text)
             walk_children(el)
-        if el.tail:
-            buffer.append(el.tail)
 
     def walk_children(el: Any) -> None:
         for child in el:
@@ -224,7 +406,15 @@ def _html_block_chunks(root: Any) -> list[tuple[str, str]]:
 
     walk(root)
     flush()
+    if info is not None:
+        info[:] = [info[i] for i, (_, text) in enumerate(chunks) if text]
     return [(kind, text) for kind, text in chunks if text]
+
+
+def _link_share(el: Any, text: str) -> float:
+    words = len(text.split())
+    linked = sum(len(" ".join(a.itertext()).split()) for a in el.iter("a"))
+    return min(1.0, linked / words) if words else 0.0
 
 
 def _text_without(el: Any, nested: list[Any]) -> str:
