@@ -158,6 +158,18 @@ def key_terms(text: str) -> list[str]:
     return list(dict.fromkeys(fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1))
 
 
+def claim_terms(text: str) -> list[str]:
+    """`key_terms` of a claim plus the parts of its identifiers: a sentence naming `SESSION_COOKIE_AGE`
+    is about session cookies (a question's identifiers stay whole: they name one thing)."""
+    out = key_terms(text)
+    return list(dict.fromkeys(out + [p for t in out if "_" in t for p in identifier_parts(t)]))
+
+
+def identifier_parts(term: str) -> list[str]:
+    """The folded content words inside an identifier ("session_cookie_age" -> session, cooky, age)."""
+    return [fold(p) for p in term.split("_") if len(p) > 1 and p not in STOP_WORDS]
+
+
 def expected_kind(question: str) -> AnswerKind:
     """What kind of answer `question` asks for: the first of `_KIND_RULES` its wording matches."""
     text = " ".join(question.split())
@@ -190,7 +202,10 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         else [m for m in _CODE_A.finditer(claim)] + [m for m in _CAPITAL_A.finditer(claim)]
     )
     anchors = [
-        m.start() for m in re.finditer(r"[^\W_]+(?:_[^\W_]+)*", claim) if fold(m.group(0).lower()) in near
+        m.start()
+        for m in re.finditer(r"[^\W_]+(?:_[^\W_]+)*", claim)
+        for term in (fold(m.group(0).lower()),)
+        if term in near or any(p in near for p in identifier_parts(term))
     ]
     for m in found:
         token = m.group(0).strip("`").strip()
@@ -267,7 +282,7 @@ def answer_score(
     wanted = key_terms(question)
     # Context weighs nothing, but never takes the subject away: pages about the subject all carry it.
     content = [t for t in wanted if t not in (context or set()) or t in (subject or set())] or wanted
-    have = set(key_terms(claim))
+    have = set(claim_terms(claim))
     found = [t for t in content if t in have]
     focus = [t for t in content if t in (subject or set())]
     rest = [t for t in content if t not in focus]

@@ -70,4 +70,6 @@ def fold(word: str) -> str:
         word = word[:-1]  # running -> runn -> run
     if len(word) > 4 and word.endswith("e"):
         word = word[:-1]  # schedule/scheduled/scheduling meet at "schedul"
+    elif len(word) > 4 and word.endswith("y"):
+        word = word[:-1] + "i"  # cookie/cookies (-> cooky) and query/queries meet at "cooki", "queri"
     return word

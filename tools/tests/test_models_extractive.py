@@ -72,22 +72,57 @@ CONCURRENCY = {
 
 
 def test_decompose_adds_only_the_angles_the_brief_can_answer():
-    """The counter angle always (findings are contested); "what changed" only when the objective asks about
-    change or wants figures; never a padding "what does the official documentation say" question."""
+    """The counter angle only when the objective weighs something (a choice, a recommendation); "what
+    changed" only when the objective asks about change or wants figures and no facet asks it already;
+    never a padding "what does the official documentation say" question."""
     model = make_model("extractive")
-    plans = model.decompose(BRIEF)
-    assert [p.angle for p in plans] == ["entity", "counter"]
+    plans = model.decompose(BRIEF)  # "How does the asyncio event loop schedule tasks?": an explanation
+    assert [p.angle for p in plans] == ["entity"]
     assert {p.claim_type for p in plans} <= {"technical", "factual"}
     changing = model.decompose(
-        {**BRIEF, "objective": "How does asyncio schedule tasks, and is it still new?"}
+        {**BRIEF, "objective": "How does asyncio schedule tasks, and should I still use it?"}
     )
     assert [p.angle for p in changing] == ["entity", "entity", "time", "counter"]
     # A question that already asks what changed is its own time angle.
     already = model.decompose({**BRIEF, "objective": "How has asyncio's scheduling changed since 3.11?"})
-    assert [p.angle for p in already] == ["entity", "counter"]
+    assert [p.angle for p in already] == ["entity"]
     assert any("in the last 18 months" in p.text for p in changing if p.angle == "time")
     figures = model.decompose({"objective": "How large is Kenya's GDP?", "claim_types": ["quantitative"]})
     assert "time" in [p.angle for p in figures]  # a series has a trend
+    for lookup in (
+        "What is the maximum size of a single table in PostgreSQL?",
+        "How do I enable persistent database connections in Django?",
+        "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",
+    ):
+        assert "counter" not in [p.angle for p in model.decompose({**BRIEF, "objective": lookup})], lookup
+
+
+def test_a_verbless_follow_up_asks_the_first_clause_again():
+    plans = make_model("extractive").decompose(
+        {**BRIEF, "objective": "Does Django support asynchronous views, and since which version?"}
+    )
+    assert [p.text for p in plans] == [
+        "Does Django support asynchronous views?",
+        "Since which version does Django support asynchronous views?",
+    ]
+
+
+def test_a_difference_asks_what_each_item_is_in_the_clauses_scope():
+    plans = make_model("extractive").decompose(
+        {**BRIEF, "objective": "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?"}
+    )
+    assert [p.text for p in plans] == [
+        "What is VACUUM in PostgreSQL?",
+        "What is VACUUM FULL in PostgreSQL?",
+        "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",
+    ]
+
+
+def test_a_follow_up_pronoun_stands_for_the_subject_not_what_is_said_of_it():
+    plans = make_model("extractive").decompose(
+        {**BRIEF, "objective": "Why is default_app_config deprecated in Django 3.2 and what replaces it?"}
+    )
+    assert [p.text for p in plans][1] == "What replaces default_app_config in Django 3.2?"
 
 
 def test_decompose_splits_the_objective_into_facets_and_one_question_per_entity():
@@ -150,7 +185,7 @@ def test_decomposed_sub_questions_are_accepted_by_the_ledger(locked_run):
 
     for plan in make_model("extractive").decompose(BRIEF):
         decompose.add(locked_run, plan.text, plan.claim_type, plan.angle, plan.answers)
-    assert [sq["id"] for sq in decompose.load(locked_run)] == ["SQ-01", "SQ-02"]
+    assert [sq["id"] for sq in decompose.load(locked_run)] == ["SQ-01"]
 
 
 def test_claims_are_verbatim_sentences_found_exactly_in_their_source():
@@ -161,7 +196,9 @@ def test_claims_are_verbatim_sentences_found_exactly_in_their_source():
         for ref, quote in claim.evidence:
             assert quote == claim.text
             match = grounding.find_quote(quote, texts[ref])
-            assert match.found and match.match == "exact"
+            # Exact, or a run across a passage break (a term and its entry, a sentence and its antecedent),
+            # written with one space where the page breaks the passage: the verifier's normalized match.
+            assert match.found and (match.match == "exact" or "\n\n" in texts[ref][match.start : match.end])
             assert grounding.numbers_supported(claim.text, quote)[0]
 
 
@@ -291,7 +328,7 @@ def test_scripted_model_serves_responses_in_order_and_falls_back():
     assert model.verify({}, {}, "").verdict == "partial"
     assert model.verify({}, {}, "").verdict == "partial"  # the last response repeats
     assert model.consolidate({}, {}, []) == [ClaimDraft("t", [("SQ-01/SRC-01", "q")])]
-    assert len(model.decompose(BRIEF)) == 2  # unscripted: the extractive fallback
+    assert model.decompose(BRIEF) == make_model("extractive").decompose(BRIEF)  # unscripted: the fallback
     assert model.usage.model_tokens == 60 and [c[0] for c in model.calls][-1] == "decompose"
 
 
@@ -418,8 +455,8 @@ def test_a_sentence_in_a_sub_questions_own_source_is_claimable_there_and_the_eng
             refs = [ref for ref, _ in claim.evidence]
             if not already_claimed(ledger, sq["id"], claim.text, refs):
                 ledger.append({"sub_question": sq["id"], "text": claim.text, "status": "active"})
-    time_sq = next(f"SQ-{i:02d}" for i, p in enumerate(plans, 1) if p.angle == "time")
-    # The versioned sentence is eligible for the time angle, and the time sub-question claims it.
+    time_sq = next(f"SQ-{i:02d}" for i, p in enumerate(plans, 1) if p.text.startswith("What changed"))
+    # The versioned sentence is eligible for the question asking what changed, and that one claims it.
     assert time_sq in proposed[shared.passages[3].text]
     assert len({c["text"] for c in ledger}) == len(ledger) >= 3  # each sentence stated once per run
     retired = [{"sub_question": "SQ-01", "text": "A.", "status": "retired", "evidence": [{"source": "x"}]}]
@@ -693,7 +730,7 @@ def test_null_points_and_other_data_passages_are_never_claims():
 
 
 def test_figure_questions_are_quantitative_only_when_the_brief_allows_it():
-    trend = {**GDP_BRIEF, "objective": "How has GDP in Japan grown?"}  # a lookup ("how large") has no counter
+    trend = {**GDP_BRIEF, "objective": "How has GDP in Japan grown, and what are the risks?"}
     allowed = make_model("extractive").decompose({**trend, "claim_types": ["factual", "quantitative"]})
     assert {p.angle: p.claim_type for p in allowed}["entity"] == "quantitative"
     assert {p.angle: p.claim_type for p in allowed}["counter"] == "factual"

@@ -454,6 +454,16 @@ def drop_empty_sections(chunks: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept if kept else chunks
 
 
+def drop_permalink_marks(chunks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Strip the permalink marks documentation generators end headings and entries with ("shared_buffers¶",
+    "... (Noah Misch) §"): link furniture, not text, and a quote spanning the heading must read cleanly."""
+    out = [(kind, _PERMALINK_END_RE.sub("", text)) for kind, text in chunks]
+    return [(kind, text) for kind, text in out if text]
+
+
+_PERMALINK_END_RE = re.compile(r"\s*[\u00b6\u00a7]$")
+
+
 def drop_title_heading(chunks: list[tuple[str, str]], title: str | None) -> list[tuple[str, str]]:
     """Drop a leading heading that repeats the page title: the title is metadata, not body."""
     if len(chunks) > 1 and chunks[0][0] == "heading" and title:

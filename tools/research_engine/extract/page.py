@@ -15,7 +15,13 @@ from typing import Any
 from research_engine import libraries
 from research_engine.documents import Passage, number_passages
 from research_engine.errors import BadInput, Refused
-from research_engine.extract.content import clean, drop_empty_sections, drop_title_heading, main_content
+from research_engine.extract.content import (
+    clean,
+    drop_empty_sections,
+    drop_permalink_marks,
+    drop_title_heading,
+    main_content,
+)
 from research_engine.extract.metadata import pdf_date, read_metadata
 
 THIN_CHARS = 200
@@ -81,7 +87,7 @@ def extract_html(html: str | bytes, *, url: str | None = None) -> ExtractedPage:
     page = ExtractedPage()
     read_metadata(tree, url, page)
     chunks, how = main_content(tree, url)
-    chunks = drop_title_heading(drop_empty_sections(chunks), page.title)
+    chunks = drop_title_heading(drop_empty_sections(drop_permalink_marks(chunks)), page.title)
     return _finish(page, chunks, how)
 
 

@@ -29,7 +29,14 @@ from typing import Any
 from research_engine.answering import VERSION_TERM_RE, answer_score, asked_for, shared_terms
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
-from research_engine.engine.extractive.text import is_claim_sentence, jaccard, near_key, sentences, tokens
+from research_engine.engine.extractive.text import (
+    is_claim_sentence,
+    jaccard,
+    near_key,
+    sentences,
+    tokens,
+    with_parts,
+)
 from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.vocabulary import Confidence
 
@@ -41,12 +48,16 @@ DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
+LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
     r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
     re.IGNORECASE,
 )
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
+ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
+ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
+TERMINAL_SENTENCE_RE = re.compile(r"[.!?][\"')\]]*$")
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
@@ -96,37 +107,52 @@ def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
 
 
 def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
-    """Every quotable sentence of the sources' claim-bearing passages, in source and reading order."""
+    """Every quotable sentence of the sources' claim-bearing passages, in source and reading order.
+
+    Beside each sentence, a span that states what it is about when the sentence does not: a reference
+    entry's sentence with the entry's term ("shared_buffers (integer) Sets the amount ... The default is
+    typically 128 megabytes (128MB), ..."; "SESSION_COOKIE_AGE Default: 1209600 (2 weeks, in seconds) The
+    age of session cookies, in seconds."), and a sentence opening with a pronoun with the sentence before
+    it, across a passage break too. Each is one verbatim run of the page's text.
+    """
     out: list[SentenceCandidate] = []
     for s_index, source in enumerate(sources):
         position = 0
         previous_kind = None
         title = set(tokens(source.title or ""))
         heading = title
+        entry: list[str] = []  # the passages since the last heading or term, the heading first
+        entry_headed = False  # the entry opens with a heading, not a definition term
         for passage in source.passages:
+            prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
             if passage.kind == "heading" or TERM_RE.match(passage.text):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
-                heading = title | set(tokens(passage.text))
-            if passage.kind not in CLAIM_PASSAGE_KINDS:
+                # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
+                # the heading's entry.
+                if (
+                    passage.kind != "heading"
+                    and len(entry) == 1
+                    and (entry_headed or LABEL_RE.match(passage.text))
+                ):
+                    heading = heading | set(tokens(passage.text))
+                    entry.append(passage.text)
+                else:
+                    heading = title | set(tokens(passage.text))
+                    entry, entry_headed = [passage.text], passage.kind == "heading"
                 continue
+            if passage.kind not in CLAIM_PASSAGE_KINDS:
+                entry = []
+                continue
+            before = entry[:]
+            entry.append(passage.text)
             if passage.kind == "table-row":
                 # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
                 # whole row is one candidate, kept only where a lookup finds its answer in it.
                 position += 1
                 cells = passage.text.split(" | ")
                 if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
-                    out.append(
-                        SentenceCandidate(
-                            passage.text,
-                            source.ref,
-                            s_index,
-                            position,
-                            tokens(passage.text),
-                            heading,
-                            row=True,
-                        )
-                    )
+                    out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
@@ -134,22 +160,56 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
+                headed = _entry_span(before, passage.text[:end])
                 if not is_claim_sentence(text) or MANGLED_RE.search(text):
+                    # A short sentence of a reference entry ("The age of session cookies, in seconds.")
+                    # is a finding with its term and the lines between ("Default: 1209600 ...").
+                    if headed and _is_entry_claim(text, headed):
+                        out.append(_candidate(headed, source.ref, s_index, position, heading))
                     continue
-                joined = passage.text[spans[n - 1][0] : end] if n else ""
-                if n and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                if n:
+                    joined = passage.text[spans[n - 1][0] : end]
+                else:  # the antecedent is the previous passage's last sentence
+                    prose = before and prior_kind == "paragraph" and not TERM_RE.match(before[-1])
+                    last = sentences(before[-1])[-1:] if prose else []
+                    joined = f"{before[-1][last[0][0] :]} {text}" if last else ""
+                if joined and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
                     if DANGLING_START_RE.match(text):
                         # "This is the most secure method": the quote takes the sentence that says what
-                        # "this" is, so the claim stands on its own (still one verbatim span of the passage).
+                        # "this" is, so the claim stands on its own (still one verbatim span of the page).
                         text = joined
                     elif ANAPHORA_RE.search(text):
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
-                        out.append(
-                            SentenceCandidate(joined, source.ref, s_index, position, tokens(joined), heading)
-                        )
-                out.append(SentenceCandidate(text, source.ref, s_index, position, tokens(text), heading))
+                        out.append(_candidate(joined, source.ref, s_index, position, heading))
+                out.append(_candidate(text, source.ref, s_index, position, heading))
+                if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
+                    out.append(_candidate(headed, source.ref, s_index, position, heading))
     return out
+
+
+def _candidate(
+    text: str, ref: str, source_index: int, position: int, heading: set[str], *, row: bool = False
+) -> SentenceCandidate:
+    return SentenceCandidate(text, ref, source_index, position, with_parts(tokens(text)), heading, row=row)
+
+
+def _is_entry_claim(sentence: str, span: str) -> bool:
+    return (
+        len(sentence.split()) >= ENTRY_SENTENCE_MIN_WORDS
+        and TERMINAL_SENTENCE_RE.search(sentence) is not None
+        and is_claim_sentence(span)
+        and not MANGLED_RE.search(span)
+    )
+
+
+def _entry_span(before: list[str], upto: str) -> str | None:
+    """The entry's term, the passages between and `upto` as one span, when the entry has a term and the
+    span is short enough to read as one finding."""
+    if not before or not TERM_RE.match(before[0]) or len(before) > ENTRY_PASSAGES:
+        return None
+    span = " ".join([*before, upto])
+    return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
 
 
 def sentence_claims(

@@ -80,6 +80,18 @@ _VERSUS_RE = re.compile(
     rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
 )
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
+# A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
+_VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
+_USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
+# The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
+_SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
+# An objective that weighs something (a choice, a recommendation, a risk): only then is "what are the
+# limitations and drawbacks" more than padding. "What is the maximum size" or "how do I enable" has none.
+EVALUATIVE_RE = re.compile(
+    r"\b(?:should|choose|choosing|better|best|recommend\w*|worth|advantages?|disadvantages?|pros|cons|"
+    r"trade-?offs?|risks?|safe|safer|prefer\w*|downsides?|pitfalls?|limitations?|drawbacks?)\b",
+    re.IGNORECASE,
+)
 _SUBJECT_RE = re.compile(
     r"^(?:how|when|why|what|which)\s+(?:should|would|could|can|do|does|must)\s+(?P<subject>.+?)\s+"
     r"(?:choose|decide|pick|select)\b",
@@ -94,6 +106,8 @@ _LEAD_RE = re.compile(
 # "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
 _ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
 _ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
+_BE_RE = re.compile(r"\b(?:is|are|was|were)\s*$", re.IGNORECASE)
+_PARTICIPLE_RE = re.compile(r"(?<=\S)\s+\w+(?:ed|en)\b")  # "deprecated", "removed", "written"
 _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
 _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
@@ -101,12 +115,23 @@ _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
 _QUESTION_START_RE = re.compile(
-    r"^(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b", re.I
+    r"^(?:(?:since|from|in|until|by|for|with|at)\s+(?:which|what|when)\b|"
+    r"(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b)",
+    re.I,
 )
 _CLAUSE_SPLIT_RE = re.compile(
-    r"\s*[?;]\s*|,?\s+and\s+(?=(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should|has|"
-    r"have|did|was|were|will)\b)",
+    r"\s*[?;]\s*|,?\s+and\s+(?=(?:(?:since|from|in|until|by|for|with|at)\s+(?:which|what|when)\b)|"
+    r"(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should|has|have|did|was|were|will)\b)",
     re.IGNORECASE,
+)
+# A follow-up with no verb of its own ("since which version", "since when", "why"): it asks the first
+# clause again, so a yes/no first clause is carried whole ("Since which version does Django support ...?").
+_BARE_FOLLOW_UP_RE = re.compile(
+    r"^(?:(?:since|from|in|until|by|for|with|at)\s+)?(?:which|what|when|why|how|where)(?:\s+\w+)?$",
+    re.IGNORECASE,
+)
+_AUXILIARY_START_RE = re.compile(
+    r"^(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)\b", re.IGNORECASE
 )
 # Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
 _EDGE_WORDS = frozenset(
@@ -185,6 +210,13 @@ class Facet:
         if lead and _ASKED_BY_RE.search(lead.group(0)) and len(topic.split()) > 2:
             # "How do I enable persistent connections" -> "persistent connections": the asker's verb goes
             topic = _POSSESSIVE_RE.sub("", topic.split(" ", 1)[1])
+        elif lead and _BE_RE.search(lead.group(0)):
+            # "Why is default_app_config deprecated in Django 3.2" -> "default_app_config in Django 3.2":
+            # what the clause says of its subject goes, the scope stays.
+            said = _PARTICIPLE_RE.search(topic)
+            if said:
+                scope = _SCOPE_RE.search(topic[said.end() :])
+                topic = topic[: said.start()] + (scope.group(0) if scope else "")
         return _ASKER_RE.sub(" to ", topic or self.clause)
 
 
@@ -252,6 +284,8 @@ def facets_of(objective: str) -> list[Facet]:
 
 def _resolved(clause: str, first: Facet) -> str:
     """`clause` with a pronoun standing for the first facet replaced by that facet's topic."""
+    if _BARE_FOLLOW_UP_RE.match(clause) and _AUXILIARY_START_RE.match(first.clause):
+        return f"{clause} {first.clause[0].lower()}{first.clause[1:]}"
     if _WHICH_ONE_RE.search(clause):
         of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
@@ -277,10 +311,16 @@ def _question(clause: str) -> str:
     return f"What is known about {clause[0].lower() + clause[1:]}?"
 
 
-def _entity_question(facet: Facet, item: str) -> str:
+def _entity_question(facet: Facet, item: str, choice: bool) -> str:
+    """One enumerated item's own question: when to use it, for a choice; else what it is,
+    in the clause's scope ("What is the difference between json and jsonb data types in PostgreSQL" ->
+    "What is json in PostgreSQL?")."""
     if facet.subject:
         return f"When should {facet.subject} use {item}{facet.tail}?"
-    return f"When should {item} be used{facet.tail}?"
+    if choice or facet.tail.startswith(" for "):
+        return f"When should {item} be used{facet.tail}?"  # a choice, or a purpose ("for money arithmetic")
+    scope = _SCOPE_RE.search(facet.tail)
+    return f"What is {item}{scope.group(0) if scope else ''}?"
 
 
 def _window(recency: str | None) -> str:
@@ -322,12 +362,14 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     facets = facets_of(objective) or [Facet(objective.rstrip(" ?.!"))]
     main = facets[0]
     main_focus = _item_focus(main.items)
+    choice = bool(_USE_RE.search(objective) or _VERSUS_WORD_RE.search(objective))
     # (text, angle, own focus or None when it is "whatever is not common to the plan")
     facet_plans: list[tuple[str, str, set[str] | None]] = []
     for facet in facets:
         if facet.items and len(facet.items) <= 4:
             facet_plans += [
-                (_entity_question(facet, item), Angle.ENTITY, _item_focus([item])) for item in facet.items
+                (_entity_question(facet, item, choice), Angle.ENTITY, _item_focus([item]))
+                for item in facet.items
             ]
             facet_plans.append((_question(facet.clause), Angle.ENTITY, _item_focus(facet.items)))
         else:
@@ -342,24 +384,20 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     extra: list[tuple[str, str, set[str] | None]] = []
     phrase_focus = main_focus or None
     # Angles are added only where they can be answered from the brief's scope: "what changed" when the
-    # objective asks about change or wants figures (a series has a trend); the counter angle always, since
-    # a finding is contested before it is reported. A sub-question that only re-asks the main one with
-    # "official documentation" added is padding: the sources' own type is selection's business.
-    already_time = expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
-    if (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not already_time:
-        extra.append(
-            (
-                f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?",
-                Angle.TIME,
-                phrase_focus,
-            )
-        )
-    if expected_kind(main.clause) not in LOOKUP_KINDS or _CHOICE_RE.search(objective):
-        # A lookup ("how long", "which version") has no drawbacks to weigh: that question would be padding.
+    # objective asks about change or wants figures (a series has a trend); the counter angle when the
+    # objective weighs something (every finding is contested by the verifier anyway). A sub-question that
+    # only re-asks the main one with "official documentation" added is padding: the sources' own type is
+    # selection's business.
+    time_wanted = (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not (
+        expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
+    )
+    if EVALUATIVE_RE.search(objective):
+        # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
+        # version"), a procedure or a definition that question would be padding.
         extra.append(
             (f"What are the limitations and drawbacks of {main.phrase}?", Angle.COUNTER, phrase_focus)
         )
-    room = MAX_SUB_QUESTIONS - len(extra)
+    room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
     kept = [p for p in facet_plans if p[1] == Angle.SOURCE_TYPE][:1]
     for item in facet_plans:
@@ -368,6 +406,16 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         if item not in kept:
             kept.append(item)
     kept.sort(key=facet_plans.index)
+    if time_wanted and not any(expected_kind(text) == AnswerKind.VERSION for text, _, _ in kept):
+        # A facet that asks what changed or since which version is the time angle already.
+        extra.insert(
+            0,
+            (
+                f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?",
+                Angle.TIME,
+                phrase_focus,
+            ),
+        )
     chosen, seen = [], set()
     for text, angle, focus in kept + extra:
         if text.lower() not in seen:

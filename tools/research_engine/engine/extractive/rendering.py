@@ -4,7 +4,9 @@ Owns `render_report` and the headings `report check` reads: a short answer first
 that best answer their sub-questions by `answering.answer_score`, at most `ANSWER_CLAIMS`, one per
 sub-question), one cited bullet per sub-question in Key findings (its best-answering supported claim),
 every supported or partial claim that answers its sub-question once under it, partial ones marked, and a
-caveat section naming gaps, refused claims and how many true but off-question claims were left out.
+caveat section naming gaps, refused claims and how many true but off-question claims were left out. When
+no claim answers any sub-question, the supported ones are listed under a gap heading as the closest
+statements found, never as the answer.
 States only what the claims state, with their ids and sources;
 writes nothing to disk (the engine does).
 """
@@ -25,6 +27,8 @@ ANSWER_CLAIMS = 3
 KEY_FINDINGS_HEADING = "## Key findings"
 CAVEAT_HEADING = "## Caveats and gaps"
 ABOUT_HEADING = "## About this report"
+CLOSEST_HEADING = "## Gap: no claim answers a sub-question; the closest supported statements"
+CLOSEST_CLAIMS = 5
 _CONFIDENCE_RANK: dict[str, int] = {level: rank for rank, level in enumerate(Confidence)}  # high first
 
 
@@ -56,6 +60,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     stated_all: list[tuple[str, dict[str, Any], float]] = []
     questions = [str(section.sq.get("text") or "") for section in sections]
     off_topic = 0
+    closest: list[str] = []  # supported claims that answer nothing, for when nothing answers
     for section in sections:
         sq = section.sq
         stated = []
@@ -66,6 +71,8 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             scored = answering.relevance(str(sq.get("text") or ""), questions, str(claim.get("text") or ""))
             if not scored.answers:  # true, but not an answer to this question (the controller agrees)
                 off_topic += 1
+                if claim.get("verdict") == Verdict.SUPPORTED:
+                    closest.append(f"- {claim['text']} [{claim['id']}] (source: {_sources_of(claim)})")
                 continue
             key = near_key(str(claim.get("text") or ""))
             if key in said:
@@ -119,6 +126,10 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     else:
         lines += ["> **Gap:** no sub-question has a supported answer.", ""]
     lines += body
+    if not stated_all and closest:
+        # Nothing answers, yet sources hold true statements near the question: shown as what they are, so
+        # a reader judges them, never as the answer.
+        lines += [CLOSEST_HEADING, "", *list(dict.fromkeys(closest))[:CLOSEST_CLAIMS], ""]
     if caveats:
         lines += [CAVEAT_HEADING, ""] + list(dict.fromkeys(caveats)) + [""]
     lines += [

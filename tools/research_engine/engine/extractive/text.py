@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from research_engine.answering import identifier_parts
 from research_engine.terms import STOP_WORDS, fold, words
 
 SENTENCE_MIN_WORDS = 8
@@ -39,10 +40,14 @@ ABBREVIATIONS = frozenset(
         "co",
     ]
 )
+# Site furniture, by phrase: documentation is often about cookies, logging in and subscriptions, so the
+# bare words ("The age of session cookies, in seconds.") are content; the banners' phrasing is not.
 BOILERPLATE_RE = re.compile(
     r"(previous topic|next topic|this page|show source|report a bug|table of contents|copyright|"
-    r"all rights reserved|last updated|created using|skip to|cookie|privacy policy|sign in|log in|"
-    r"subscribe|click here|navigation|edit on github|found a bug)",
+    r"all rights reserved|last updated|created using|skip to|privacy policy|click here|edit on github|"
+    r"found a bug|(?:we|site|website) uses? cookies|cookie (?:policy|settings|preferences|consent|notice)|"
+    r"accept (?:all )?cookies|\b(?:sign|log) in to (?:comment|reply|continue|your account)|"
+    r"subscribe (?:to our|now|for free)|(?:skip|main|site) navigation|navigation menu)",
     re.IGNORECASE,
 )
 CODE_RE = re.compile(
@@ -61,6 +66,11 @@ def tokens(text: str) -> list[str]:
             continue
         out.append(fold(word))
     return out
+
+
+def with_parts(terms: list[str]) -> list[str]:
+    """`terms` and then the parts of its identifiers (`session_cookie_age` also counts as session, cookie)."""
+    return terms + [p for t in terms if "_" in t for p in identifier_parts(t)]
 
 
 def key_terms(text: str, limit: int = 8) -> list[str]:
