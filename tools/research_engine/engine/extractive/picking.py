@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from research_engine.answering import VERSION_TERM_RE, answer_score, asked_for, shared_terms
@@ -37,7 +37,7 @@ from research_engine.engine.extractive.text import (
     tokens,
     with_parts,
 )
-from research_engine.engine.models import ClaimDraft, SourceText
+from research_engine.engine.models import ClaimDraft, Passage, SourceText
 from research_engine.vocabulary import Confidence
 
 BM25_K1 = 1.5
@@ -48,6 +48,7 @@ DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
+FOLLOWING_RE = re.compile(r"\b(?:following|below|these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
@@ -61,6 +62,8 @@ TERMINAL_SENTENCE_RE = re.compile(r"[.!?][\"')\]]*$")
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
+EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
+ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
@@ -73,6 +76,11 @@ class SentenceCandidate:
     terms: list[str]
     heading: set[str]  # the terms of the nearest heading above it, and of the page title
     row: bool = False  # a table row, not a sentence
+    # A sentence quoted with its entry's term although it is a claim alone: the terms the term adds. Such a
+    # span is a candidate only where it adds what the question is about.
+    head_adds: set[str] = field(default_factory=set)
+    entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
+    entry_rank: int = 0  # how many claimable sentences of its entry come before it
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -123,23 +131,25 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         heading = title
         entry: list[str] = []  # the passages since the last heading or term, the heading first
         entry_headed = False  # the entry opens with a heading, not a definition term
-        for passage in source.passages:
+        head_terms: set[str] = set()  # the own terms of the entry's heading or term
+        rank = 0  # claimable sentences of the entry so far
+        for p_index, passage in enumerate(source.passages):
             prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
             if passage.kind == "heading" or TERM_RE.match(passage.text):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
                 # the heading's entry.
-                if (
-                    passage.kind != "heading"
-                    and len(entry) == 1
-                    and (entry_headed or LABEL_RE.match(passage.text))
-                ):
+                label = passage.kind != "heading" and LABEL_RE.match(passage.text)
+                if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
                     heading = heading | set(tokens(passage.text))
                     entry.append(passage.text)
+                elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
+                    entry = []
                 else:
                     heading = title | set(tokens(passage.text))
                     entry, entry_headed = [passage.text], passage.kind == "heading"
+                    head_terms, rank = set(with_parts(tokens(passage.text))), 0
                 continue
             if passage.kind not in CLAIM_PASSAGE_KINDS:
                 entry = []
@@ -156,16 +166,25 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
+                first_new = len(out)
                 position += 1
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
                 headed = _entry_span(before, passage.text[:end])
-                if not is_claim_sentence(text) or MANGLED_RE.search(text):
+                follows = source.passages[p_index + 1] if p_index + 1 < len(source.passages) else None
+                introduces_code = (
+                    n == len(spans) - 1
+                    and follows is not None
+                    and _is_code(follows)
+                    and _introduces_example(text)
+                )
+                if (not is_claim_sentence(text) and not introduces_code) or MANGLED_RE.search(text):
                     # A short sentence of a reference entry ("The age of session cookies, in seconds.")
                     # is a finding with its term and the lines between ("Default: 1209600 ...").
                     if headed and _is_entry_claim(text, headed):
-                        out.append(_candidate(headed, source.ref, s_index, position, heading))
+                        out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
+                        rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank)
                     continue
                 if n:
                     joined = passage.text[spans[n - 1][0] : end]
@@ -182,16 +201,64 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
                         out.append(_candidate(joined, source.ref, s_index, position, heading))
+                if introduces_code and follows is not None and len(follows.text.split()) <= EXAMPLE_MAX_WORDS:
+                    text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
                 out.append(_candidate(text, source.ref, s_index, position, heading))
                 if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
-                    out.append(_candidate(headed, source.ref, s_index, position, heading))
+                    alone = set(out[-1].terms)
+                    out.append(
+                        _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
+                    )
+                rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank)
     return out
 
 
+def _place_in_entry(new: list[SentenceCandidate], head: set[str], rank: int) -> int:
+    """Mark one sentence's candidates with their entry's head and rank; the next sentence's rank."""
+    for cand in new:
+        cand.entry_head, cand.entry_rank = head, rank
+    return rank + 1 if new else rank
+
+
 def _candidate(
-    text: str, ref: str, source_index: int, position: int, heading: set[str], *, row: bool = False
+    text: str,
+    ref: str,
+    source_index: int,
+    position: int,
+    heading: set[str],
+    *,
+    row: bool = False,
+    head: list[str] | None = None,
+    alone: set[str] | None = None,
 ) -> SentenceCandidate:
-    return SentenceCandidate(text, ref, source_index, position, with_parts(tokens(text)), heading, row=row)
+    adds = set(with_parts(tokens(" ".join(head)))) - (alone or set()) if head and alone is not None else set()
+    return SentenceCandidate(
+        text, ref, source_index, position, with_parts(tokens(text)), heading, row=row, head_adds=adds
+    )
+
+
+def _is_code(passage: Passage) -> bool:
+    """A code block, or a one-line example the extraction kept as text (`<form method="post">{% csrf_token
+    %}`): no sentence end, and markup or operators in it."""
+    if passage.kind == "code":
+        return True
+    text = passage.text
+    return not TERMINAL_SENTENCE_RE.search(text) and sum(text.count(c) for c in "{}<>=()%@") >= 2
+
+
+def _introduces_example(sentence: str) -> bool:
+    """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
+    done, stated in full. "The following settings are available:" announces, it does not state."""
+    return (
+        sentence.endswith(":")
+        and not FOLLOWING_RE.search(sentence)
+        and is_claim_sentence(sentence[:-1] + ".")
+    )
+
+
+def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool:
+    """A heading that names the subject and little else: at most one word beside it ("(integer)")."""
+    return bool(head & subject) and len(head - subject - context) <= 1
 
 
 def _is_entry_claim(sentence: str, span: str) -> bool:
@@ -259,6 +326,10 @@ def sentence_claims(
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
         # Documentation puts the answer under a heading naming its subject ("select_related()").
         scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
+        if _names_subject(cand.entry_head, subject, context):
+            # Under a heading or term that names what is asked ("select_related()", "shared_buffers
+            # (integer)"), the entry's first sentences say what it is: a definition.
+            scores[i] *= 1 + ENTRY_BONUS / (1 + cand.entry_rank)
         if scope and scope <= cand.heading:  # the page is about the version asked of ("Django 3.2 ...")
             scores[i] *= 1 + HEADING_BONUS
         scores[i] *= 0.5 + answered[i].score
@@ -287,6 +358,8 @@ def sentence_claims(
         have = set(cand.terms)
         if not target.eligible(have, cand.text):
             continue
+        if cand.head_adds and not (cand.head_adds & subject):
+            continue  # the entry's term says nothing the question asks ("Notes", another setting's name)
         if answered[i].kind in LOOKUP_KINDS and not answered[i].answers:
             continue  # it asks for a version, a number, an identifier or a name, and this states none
         if cand.row and answered[i].kind not in LOOKUP_KINDS:
