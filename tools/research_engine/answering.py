@@ -304,10 +304,12 @@ def answer_score(
 
 
 def shared_terms(questions: list[str]) -> set[str]:
-    """Key terms every one of two or more questions carries (the product, the topic of the whole run):
-    context for each of them, never what one of them asks."""
+    """Key terms every one of three or more questions carries (the product, the topic of the whole run):
+    context for each of them, never what one of them asks. Two questions are often one topic asked twice
+    ("How can I run my test suite in parallel?", "How many processes does the test suite in parallel
+    use?"): what they share is then the subject itself."""
     sets = [set(key_terms(q)) for q in questions]
-    return set.intersection(*sets) if len(sets) >= 2 else set()
+    return set.intersection(*sets) if len(sets) >= 3 else set()
 
 
 def relevance(question: str, questions: list[str], claim: str) -> AnswerScore:

@@ -34,7 +34,7 @@ _TEMPLATE_WORDS = """
 evidence say says said state states stated source sources primary official documentation docs
 doc find change changes changed recent recently current limitation limitations drawback
 drawbacks exception exceptions counter critique critiques apply applies answer use used using
-usage choose choosing chosen decide deciding pick select compare comparing comparison difference
+usage choose choosing chosen decide deciding pick select compare compared comparing comparison difference
 differences versus vs better best right known know one
 """
 _GENERIC_WORDS = """

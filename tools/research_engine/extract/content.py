@@ -30,9 +30,10 @@ def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str
     )
     body = getattr(doc, "body", None) if doc is not None else None
     if body is not None:
-        chunks = _trafilatura_chunks(body)
+        page = _page_body(unmasked)
+        chunks = _on_the_page(_trafilatura_chunks(body), page)
         if chunks:
-            filled = _fill_gaps(chunks, _page_body(unmasked))
+            filled = _fill_gaps(chunks, page)
             how = f"trafilatura-{trafilatura.__version__}+structure"
             return filled, how + ("+gaps" if len(filled) > len(chunks) else "")
     chunks = _readability_chunks(tree)
@@ -154,6 +155,19 @@ def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
 
     walk(body)
     return [(kind, text) for kind, text in chunks if text]
+
+
+def _on_the_page(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]]:
+    """The chunks whose words run in this order somewhere on the page.
+
+    trafilatura sometimes strings the tails of removed inline elements from several list items into one
+    paragraph ("Use allowlist instead of domain_allowlist instead of default_app_config application
+    configuration variable is deprecated"): words the page never wrote in that order, which a claim must
+    not quote. Compared on words alone (`_key`), so spacing and punctuation never matter.
+    """
+    page = _key(" ".join(body.itertext()))
+    kept = [(kind, text) for kind, text in chunks if _key(text) in page]
+    return kept if kept else chunks
 
 
 def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]]:

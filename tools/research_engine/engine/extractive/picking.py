@@ -26,7 +26,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine.answering import VERSION_TERM_RE, answer_score, asked_for, shared_terms
+from research_engine.answering import (
+    VERSION_TERM_RE,
+    AnswerKind,
+    answer_score,
+    asked_for,
+    expected_kind,
+    shared_terms,
+)
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import (
@@ -63,6 +70,8 @@ TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
+CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
+CORE_MIN_TERMS = 3
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
@@ -256,6 +265,16 @@ def _introduces_example(sentence: str) -> bool:
     )
 
 
+def _core_terms(subject: set[str], idf: dict[str, float]) -> set[str]:
+    """The subject's rarest terms in the candidate pool (IDF at least CORE_IDF_SHARE of the rarest's);
+    none when fewer than CORE_MIN_TERMS subject terms occur at all."""
+    present = {t: idf[t] for t in subject if t in idf}
+    if len(present) < CORE_MIN_TERMS:
+        return set()  # with a short subject every term is core already
+    top = max(present.values())
+    return {t for t, v in present.items() if v >= CORE_IDF_SHARE * top}
+
+
 def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool:
     """A heading that names the subject and little else: at most one word beside it ("(integer)")."""
     return bool(head & subject) and len(head - subject - context) <= 1
@@ -314,7 +333,18 @@ def sentence_claims(
     scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)}
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
-    answered = [answer_score(question, c.text, context, subject) for c in candidates]
+    scored = [answer_score(question, c.text, context, subject) for c in candidates]
+    # The answer score counts the question's terms alike; in these pages some are everywhere ("test",
+    # "run") and one says what "how do I run my test suite in parallel" is about. A sentence without the
+    # rarest of the subject's terms (by IDF over the candidates) does not answer it, however many common
+    # ones it has.
+    # Only for "how do I": an explanation's or a comparison's subject is several things at once ("how the
+    # GIL limits threads compared with processes"), and a lookup names what it asks for.
+    procedure = expected_kind(question) == AnswerKind.PROCEDURE
+    core = _core_terms(subject, idf_table([c.terms for c in candidates])) if procedure else set()
+    answers = [
+        a.answers and (not core or bool(core & set(c.terms))) for a, c in zip(scored, candidates, strict=True)
+    ]
     subject_share = lambda terms: len(subject & terms) / max(1, len(subject))  # noqa: E731
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
@@ -332,14 +362,14 @@ def sentence_claims(
             scores[i] *= 1 + ENTRY_BONUS / (1 + cand.entry_rank)
         if scope and scope <= cand.heading:  # the page is about the version asked of ("Django 3.2 ...")
             scores[i] *= 1 + HEADING_BONUS
-        scores[i] *= 0.5 + answered[i].score
+        scores[i] *= 0.5 + scored[i].score
     # Sentences that answer the question come first, in BM25 order (its IDF knows which of the question's
     # words are rare in these pages; the answer score's term share does not); the rest only fill what
     # answers leave empty.
     ranked = sorted(
         range(len(candidates)),
         key=lambda i: (
-            not answered[i].answers,
+            not answers[i],
             -scores[i],
             candidates[i].source_index,
             candidates[i].position,
@@ -360,11 +390,11 @@ def sentence_claims(
             continue
         if cand.head_adds and not (cand.head_adds & subject):
             continue  # the entry's term says nothing the question asks ("Notes", another setting's name)
-        if answered[i].kind in LOOKUP_KINDS and not answered[i].answers:
+        if scored[i].kind in LOOKUP_KINDS and not answers[i]:
             continue  # it asks for a version, a number, an identifier or a name, and this states none
-        if cand.row and answered[i].kind not in LOOKUP_KINDS:
+        if cand.row and scored[i].kind not in LOOKUP_KINDS:
             continue  # a table row answers a lookup; it explains nothing
-        if chosen_answers and not answered[i].answers:
+        if chosen_answers and not answers[i]:
             break  # answers were found: a sentence that answers nothing would only pad them
         if best and scores[i] < KEEP_SHARE * best:
             continue  # weak beside the best chosen: it repeats the question's words more than it answers
@@ -382,7 +412,7 @@ def sentence_claims(
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
             continue
         best = best or scores[i]
-        chosen_answers += answered[i].answers
+        chosen_answers += answers[i]
         share = len(target.terms & have) / max(1, len(target.terms))
         draft = ClaimDraft(
             text=cand.text,
