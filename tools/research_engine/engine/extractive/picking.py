@@ -51,6 +51,9 @@ BM25_K1 = 1.5
 BM25_B = 0.75
 FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
 KEEP_SHARE = 0.35  # a claim must score at least this share of the sub-question's best sentence
+# ... unless it answers: the bonuses for a heading or a definition spread the scores of sentences that all
+# answer ("Plain VACUUM (without FULL) simply reclaims space ..." beside the entry of VACUUM FULL).
+ANSWER_KEEP_SHARE = 0.2
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
@@ -90,6 +93,7 @@ class SentenceCandidate:
     head_adds: set[str] = field(default_factory=set)
     entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
     entry_rank: int = 0  # how many claimable sentences of its entry come before it
+    title: set[str] = field(default_factory=set)  # the terms of its page's title
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -193,7 +197,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     # is a finding with its term and the lines between ("Default: 1209600 ...").
                     if headed and _is_entry_claim(text, headed):
                         out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
-                        rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank)
+                        rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
                     continue
                 if n:
                     joined = passage.text[spans[n - 1][0] : end]
@@ -218,14 +222,14 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     out.append(
                         _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
                     )
-                rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank)
+                rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
     return out
 
 
-def _place_in_entry(new: list[SentenceCandidate], head: set[str], rank: int) -> int:
+def _place_in_entry(new: list[SentenceCandidate], head: set[str], rank: int, title: set[str]) -> int:
     """Mark one sentence's candidates with their entry's head and rank; the next sentence's rank."""
     for cand in new:
-        cand.entry_head, cand.entry_rank = head, rank
+        cand.entry_head, cand.entry_rank, cand.title = head, rank, title
     return rank + 1 if new else rank
 
 
@@ -276,8 +280,15 @@ def _core_terms(subject: set[str], idf: dict[str, float]) -> set[str]:
 
 
 def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool:
-    """A heading that names the subject and little else: at most one word beside it ("(integer)")."""
-    return bool(head & subject) and len(head - subject - context) <= 1
+    """A heading that names the subject and little else: at most one word beside it ("(integer)"), and
+    half the subject's terms or an identifier of it ("shared_buffers"); "Event Loop" does not name "how
+    the asyncio event loop schedules tasks"."""
+    named = head & subject
+    return (
+        bool(named)
+        and len(head - subject - context) <= 1
+        and (2 * len(named) >= len(subject) or any("_" in t for t in named))
+    )
 
 
 def _is_entry_claim(sentence: str, span: str) -> bool:
@@ -356,6 +367,9 @@ def sentence_claims(
         scores[i] *= 1 + LEAD_BONUS / (1 + cand.position / LEAD_SPAN)
         # Documentation puts the answer under a heading naming its subject ("select_related()").
         scores[i] *= 1 + HEADING_BONUS * subject_share(cand.heading)
+        if subject and subject <= cand.title | context:
+            # A page titled with what is asked ("VACUUM") says what it is first.
+            scores[i] *= 1 + ENTRY_BONUS / (1 + cand.position / LEAD_SPAN)
         if _names_subject(cand.entry_head, subject, context):
             # Under a heading or term that names what is asked ("select_related()", "shared_buffers
             # (integer)"), the entry's first sentences say what it is: a definition.
@@ -396,7 +410,7 @@ def sentence_claims(
             continue  # a table row answers a lookup; it explains nothing
         if chosen_answers and not answers[i]:
             break  # answers were found: a sentence that answers nothing would only pad them
-        if best and scores[i] < KEEP_SHARE * best:
+        if best and scores[i] < (ANSWER_KEEP_SHARE if answers[i] else KEEP_SHARE) * best:
             continue  # weak beside the best chosen: it repeats the question's words more than it answers
         key = near_key(cand.text)
         if key in by_key:  # the same sentence in another source corroborates it

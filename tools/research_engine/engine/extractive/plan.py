@@ -226,6 +226,9 @@ class PlannedQuestion:
     angle: str
     claim_type: str
     focus: set[str]  # folded terms the question is about (its entity, or its own clause's terms)
+    # The objective's enumerated items this question names ({vacuum}, {vacuum, full}): a sentence about it
+    # names one of them whole ("full" alone in "full Core conformance" is not VACUUM FULL).
+    items: tuple[frozenset[str], ...] = ()
 
 
 def _join(items: list[str]) -> str:
@@ -254,6 +257,12 @@ def _enumeration(clause: str) -> tuple[list[str], int] | None:
             if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
                 continue  # "X and Y" alone is as often one thing ("research and development")
             end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
+            head = items[-1].split()
+            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
+                # "json and jsonb data types": "data" is the items' shared head, not part of the last one
+                # ("VACUUM and VACUUM FULL" keeps its variant).
+                items[-1] = head[0]
+                end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
             return items, end
     return None
 
@@ -422,9 +431,11 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
             seen.add(text.lower())
             chosen.append((text, angle, focus))
     common = common_terms([t for t, _, _ in chosen])
+    items = [frozenset(_item_focus([item])) for facet in facets for item in facet.items]
     out = []
     for i, (text, angle, focus) in enumerate(chosen):
         terms = set(tokens(text))
         own = (focus & terms if focus else set()) or (terms - common) or terms
-        out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own))
+        named = tuple(dict.fromkeys(item for item in items if item and item <= terms))
+        out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own, named))
     return out

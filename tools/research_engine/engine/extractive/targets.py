@@ -51,10 +51,12 @@ class Target:
     angle: str
     terms: set[str]
     focus: set[str]
+    items: tuple[frozenset[str], ...] = ()  # the enumerated items it names (`PlannedQuestion.items`)
 
     def eligible(self, cand_terms: set[str], text: str) -> bool:
         cue = ANGLE_CUES.get(self.angle)
-        return bool(self.focus & cand_terms) and (cue is None or bool(cue.search(text)))
+        whole = not self.items or any(item <= cand_terms for item in self.items)
+        return bool(self.focus & cand_terms) and whole and (cue is None or bool(cue.search(text)))
 
     def focus_share(self, cand_terms: set[str]) -> float:
         """The share of this question's subject terms a sentence carries."""
@@ -67,7 +69,7 @@ def target_for(brief: dict[str, Any], sq: dict[str, Any]) -> Target:
     plan = plan_of(brief)
     for p in plan:
         if p.text == text:
-            return Target(p.text, p.angle, set(tokens(p.text)), p.focus)
+            return Target(p.text, p.angle, set(tokens(p.text)), p.focus, p.items)
     terms = set(tokens(text))
     common = common_terms([p.text for p in plan] + [text])
     return Target(text, str(sq.get("angle") or Angle.ENTITY), terms, (terms - common) or terms)
@@ -75,7 +77,7 @@ def target_for(brief: dict[str, Any], sq: dict[str, Any]) -> Target:
 
 def plan_targets(brief: dict[str, Any], sq: dict[str, Any]) -> tuple[list[Target], int]:
     """The plan's sub-questions (plus `sq` when it is not one of them) and `sq`'s index among them."""
-    targets = [Target(p.text, p.angle, set(tokens(p.text)), p.focus) for p in plan_of(brief)]
+    targets = [Target(p.text, p.angle, set(tokens(p.text)), p.focus, p.items) for p in plan_of(brief)]
     key = " ".join(str(sq.get("text") or "").split())
     for i, t in enumerate(targets):
         if t.text == key:

@@ -14,7 +14,7 @@ import re
 from research_engine.answering import identifier_parts
 from research_engine.terms import STOP_WORDS, fold, words
 
-SENTENCE_MIN_WORDS = 8
+SENTENCE_MIN_WORDS = 6  # "VACUUM reclaims storage occupied by dead tuples." is a whole definition
 SENTENCE_MAX_WORDS = 80  # reference docs pack a definition into one long sentence (62 words in json vs jsonb)
 ABBREVIATIONS = frozenset(
     [
