@@ -67,6 +67,7 @@ _VERSION_Q = re.compile(
     r"drop\w*|chang\w*|support\w*)|what year|what (?:has |have )?changed|ha(?:s|ve) \w+ changed)",
     re.IGNORECASE,
 )
+_CHANGED_Q = re.compile(r"\bwhat (?:has |have )?changed|\bha(?:s|ve) \w+ changed", re.IGNORECASE)
 _NUMBER_Q = re.compile(
     r"\b(?:how\s+(?:many|much|long|large|big|often|old|fast|small|high|low|wide)|"
     rf"(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,4}}?"
@@ -171,9 +172,13 @@ def identifier_parts(term: str) -> list[str]:
 
 
 def expected_kind(question: str) -> AnswerKind:
-    """What kind of answer `question` asks for: the first of `_KIND_RULES` its wording matches."""
+    """What kind of answer `question` asks for: the first of `_KIND_RULES` its wording matches. "What
+    changed in PostgreSQL 15 about ..." names its version: it asks what the change was, not when."""
     text = " ".join(question.split())
-    return next((kind for pattern, kind in _KIND_RULES if pattern.search(text)), AnswerKind.EXPLANATION)
+    kind = next((kind for pattern, kind in _KIND_RULES if pattern.search(text)), AnswerKind.EXPLANATION)
+    if kind == AnswerKind.VERSION and _CHANGED_Q.search(text) and _VERSION_A.search(text):
+        return AnswerKind.EXPLANATION
+    return kind
 
 
 def answers_text(question: str) -> str:

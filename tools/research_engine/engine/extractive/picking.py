@@ -32,6 +32,7 @@ from research_engine.answering import (
     answer_score,
     asked_for,
     expected_kind,
+    identifier_parts,
     shared_terms,
 )
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
@@ -58,7 +59,7 @@ DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
-FOLLOWING_RE = re.compile(r"\b(?:following|below|these|this|examples?)\W*:$", re.I)  # announces only
+FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
@@ -72,6 +73,7 @@ TERMINAL_SENTENCE_RE = re.compile(r"[.!?][\"')\]]*$")
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
+ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
@@ -94,6 +96,7 @@ class SentenceCandidate:
     entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
     entry_rank: int = 0  # how many claimable sentences of its entry come before it
     title: set[str] = field(default_factory=set)  # the terms of its page's title
+    alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -146,6 +149,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         entry_headed = False  # the entry opens with a heading, not a definition term
         head_terms: set[str] = set()  # the own terms of the entry's heading or term
         rank = 0  # claimable sentences of the entry so far
+        intro: str | None = None  # "... contains many new features, including:" and the list's items so far
         for p_index, passage in enumerate(source.passages):
             prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
@@ -155,20 +159,26 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 # the heading's entry.
                 label = passage.kind != "heading" and LABEL_RE.match(passage.text)
                 if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
-                    heading = heading | set(tokens(passage.text))
+                    heading = heading | set(with_parts(tokens(passage.text)))
                     entry.append(passage.text)
                 elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
                     entry = []
                 else:
-                    heading = title | set(tokens(passage.text))
+                    heading = title | set(with_parts(tokens(passage.text)))
                     entry, entry_headed = [passage.text], passage.kind == "heading"
-                    head_terms, rank = set(with_parts(tokens(passage.text))), 0
+                    head_terms, rank = set(tokens(passage.text)), 0
                 continue
             if passage.kind not in CLAIM_PASSAGE_KINDS:
                 entry = []
                 continue
             before = entry[:]
             entry.append(passage.text)
+            # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
+            # (extraction flattens some lists).
+            one = sentences(passage.text)
+            is_item = (passage.kind == "list-item" or len(one) == 1) and _is_statement(passage.text)
+            listed = intro if is_item else None
+            intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
             if passage.kind == "table-row":
                 # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
                 # whole row is one candidate, kept only where a lookup finds its answer in it.
@@ -192,7 +202,22 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     and _is_code(follows)
                     and _introduces_example(text)
                 )
-                if (not is_claim_sentence(text) and not introduces_code) or MANGLED_RE.search(text):
+                # A list item with no full stop ("Remove PUBLIC creation permission on the public schema
+                # (Noah Misch)") is a statement all the same: release notes and feature lists read so.
+                item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text)
+                if (
+                    listed
+                    and len(f"{listed} {text}".split()) <= ANTECEDENT_MAX_WORDS
+                    and (item or is_claim_sentence(text))
+                ):
+                    # "PostgreSQL 15 contains many new features and enhancements, including: Support for
+                    # the SQL MERGE command.": the item with the sentence that says what the list is.
+                    out.append(_candidate(f"{listed} {text}", source.ref, s_index, position, heading))
+                if n == len(spans) - 1 and passage.kind == "paragraph" and _introduces_example(text):
+                    intro = text
+                if (not is_claim_sentence(text) and not introduces_code and not item) or MANGLED_RE.search(
+                    text
+                ):
                     # A short sentence of a reference entry ("The age of session cookies, in seconds.")
                     # is a finding with its term and the lines between ("Default: 1209600 ...").
                     if headed and _is_entry_claim(text, headed):
@@ -222,6 +247,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     out.append(
                         _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
                     )
+                    out[-1].alone_index = len(out) - 2
                 rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
     return out
 
@@ -259,6 +285,16 @@ def _is_code(passage: Passage) -> bool:
     return not TERMINAL_SENTENCE_RE.search(text) and sum(text.count(c) for c in "{}<>=()%@") >= 2
 
 
+def _is_statement(text: str) -> bool:
+    """A quotable sentence, or a line with no full stop that would be one with it."""
+    return is_claim_sentence(text) or (
+        len(text.split()) >= ITEM_MIN_WORDS
+        and not TERMINAL_SENTENCE_RE.search(text)
+        and not text.endswith(":")
+        and is_claim_sentence(f"{text}.")
+    )
+
+
 def _introduces_example(sentence: str) -> bool:
     """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
     done, stated in full. "The following settings are available:" announces, it does not state."""
@@ -283,11 +319,13 @@ def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool
     """A heading that names the subject and little else: at most one word beside it ("(integer)"), and
     half the subject's terms or an identifier of it ("shared_buffers"); "Event Loop" does not name "how
     the asyncio event loop schedules tasks"."""
-    named = head & subject
+    parts = {t: set(identifier_parts(t)) for t in head if "_" in t}
+    named = {t for t in head if t in subject or parts.get(t, set()) & subject}
+    covered = (head | {p for ps in parts.values() for p in ps}) & subject
     return (
         bool(named)
-        and len(head - subject - context) <= 1
-        and (2 * len(named) >= len(subject) or any("_" in t for t in named))
+        and len(head - named - context) <= 1
+        and (2 * len(covered) >= len(subject) or any("_" in t for t in named))
     )
 
 
@@ -402,8 +440,10 @@ def sentence_claims(
         have = set(cand.terms)
         if not target.eligible(have, cand.text):
             continue
-        if cand.head_adds and not (cand.head_adds & subject):
-            continue  # the entry's term says nothing the question asks ("Notes", another setting's name)
+        if cand.head_adds and not (cand.head_adds & subject) and not (answers[i] > answers[cand.alone_index]):
+            # The entry's term says nothing the question asks ("Notes", another setting's name), and the
+            # lines it brings ("Default: 1209600 ...") state no answer the sentence alone lacks.
+            continue
         if scored[i].kind in LOOKUP_KINDS and not answers[i]:
             continue  # it asks for a version, a number, an identifier or a name, and this states none
         if cand.row and scored[i].kind not in LOOKUP_KINDS:

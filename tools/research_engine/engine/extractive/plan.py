@@ -81,6 +81,7 @@ _VERSUS_RE = re.compile(
 )
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
 # A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
+_LITERALS = frozenset({"true", "fals", "false", "none", "yes", "on", "off"})
 _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
 _USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
 # The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
@@ -431,7 +432,8 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
             seen.add(text.lower())
             chosen.append((text, angle, focus))
     common = common_terms([t for t, _, _ in chosen])
-    items = [frozenset(_item_focus([item])) for facet in facets for item in facet.items]
+    # An item's value literal is not what it names ("null=True" is about null).
+    items = [frozenset(_item_focus([item]) - _LITERALS) for facet in facets for item in facet.items]
     out = []
     for i, (text, angle, focus) in enumerate(chosen):
         terms = set(tokens(text))
