@@ -69,6 +69,10 @@ class SynthesisStages(EngineState):
         if not checked.ok and model_wrote:
             text, checked = self._drop_unsupported(text, checked)
             atomic_write_text(draft, text)
+        elif not checked.ok:
+            # The extractive writer's sentences are its claims, yet a quote with code in it can read to the
+            # prose check as two sentences: that sentence goes (an event names it), never the run.
+            text, checked = self._drop_unsupported(text, checked, model_wrote=False)
         if not checked.ok and model_wrote:
             # The model's deliverable failed `report check`: note why and write the extractive one.
             self._event("deliverable-rejected", problems=[p.message for p in checked.problems])

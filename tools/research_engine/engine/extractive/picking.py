@@ -239,7 +239,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
                         out.append(_candidate(joined, source.ref, s_index, position, heading))
-                if introduces_code and follows is not None and len(follows.text.split()) <= EXAMPLE_MAX_WORDS:
+                if introduces_code and follows is not None and _quotable_example(follows.text):
                     text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
                 out.append(_candidate(text, source.ref, s_index, position, heading))
                 if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
@@ -283,6 +283,12 @@ def _is_code(passage: Passage) -> bool:
         return True
     text = passage.text
     return not TERMINAL_SENTENCE_RE.search(text) and sum(text.count(c) for c in "{}<>=()%@") >= 2
+
+
+def _quotable_example(text: str) -> bool:
+    """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
+    sentence end (a prompt's "...", a "?" or "!")."""
+    return len(text.split()) <= EXAMPLE_MAX_WORDS and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
 
 
 def _is_statement(text: str) -> bool:

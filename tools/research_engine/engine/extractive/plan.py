@@ -81,6 +81,10 @@ _VERSUS_RE = re.compile(
 )
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
 # A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
+_OF_EACH_RE = re.compile(
+    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
+    re.IGNORECASE,
+)
 _LITERALS = frozenset({"true", "fals", "false", "none", "yes", "on", "off"})
 _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
 _USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
@@ -272,7 +276,7 @@ def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
     text = " ".join(objective.split())
     out: list[Facet] = []
-    for clause in _CLAUSE_SPLIT_RE.split(text):
+    for clause in [part for whole in _CLAUSE_SPLIT_RE.split(text) for part in _of_each(whole)]:
         clause = clause.strip(" ,.!?")
         if not clause or not tokens(clause):
             continue  # "when should each be used": no term of its own, the entities carry it
@@ -290,6 +294,16 @@ def facets_of(objective: str) -> list[Facet]:
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
     return out
+
+
+def _of_each(clause: str) -> list[str]:
+    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
+    thing, each with the head and the scope."""
+    m = _OF_EACH_RE.match(clause)
+    if not m:
+        return [clause]
+    tail = m.group("tail") or ""
+    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]
 
 
 def _resolved(clause: str, first: Facet) -> str:
