@@ -46,6 +46,7 @@ from research_engine.engine.extractive.text import (
     with_parts,
 )
 from research_engine.engine.models import ClaimDraft, Passage, SourceText
+from research_engine.terms import fold
 from research_engine.vocabulary import Confidence
 
 BM25_K1 = 1.5
@@ -60,6 +61,9 @@ DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
+PROCEDURE_VERB_RE = re.compile(
+    r"^\s*how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one)|to)\s+(\w+)", re.I
+)
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
@@ -75,6 +79,7 @@ LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th 
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
 ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
+CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
@@ -153,6 +158,9 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         for p_index, passage in enumerate(source.passages):
             prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
+            if passage.kind != "heading" and _is_code(passage):
+                entry, intro = [], None  # an example line the extraction kept as text heads nothing
+                continue
             if passage.kind == "heading" or TERM_RE.match(passage.text):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
@@ -167,9 +175,10 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     heading = title | set(with_parts(tokens(passage.text)))
                     entry, entry_headed = [passage.text], passage.kind == "heading"
                     head_terms, rank = set(tokens(passage.text)), 0
+                intro = None
                 continue
             if passage.kind not in CLAIM_PASSAGE_KINDS:
-                entry = []
+                entry, intro = [], None
                 continue
             before = entry[:]
             entry.append(passage.text)
@@ -229,6 +238,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 else:  # the antecedent is the previous passage's last sentence
                     prose = before and prior_kind == "paragraph" and not TERM_RE.match(before[-1])
                     last = sentences(before[-1])[-1:] if prose else []
+                    if last and not is_claim_sentence(before[-1][last[0][0] : last[0][1]]):
+                        last = []  # a code line or a fragment says nothing "this" could stand for
                     joined = f"{before[-1][last[0][0] :]} {text}" if last else ""
                 if joined and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
                     if DANGLING_START_RE.match(text):
@@ -282,7 +293,8 @@ def _is_code(passage: Passage) -> bool:
     if passage.kind == "code":
         return True
     text = passage.text
-    return not TERMINAL_SENTENCE_RE.search(text) and sum(text.count(c) for c in "{}<>=()%@") >= 2
+    marks = sum(text.count(c) for c in "{}<>=%@$;")
+    return not TERMINAL_SENTENCE_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
 
 
 def _quotable_example(text: str) -> bool:
@@ -396,7 +408,11 @@ def sentence_claims(
     # Only for "how do I": an explanation's or a comparison's subject is several things at once ("how the
     # GIL limits threads compared with processes"), and a lookup names what it asks for.
     procedure = expected_kind(question) == AnswerKind.PROCEDURE
-    core = _core_terms(subject, idf_table([c.terms for c in candidates])) if procedure else set()
+    # The asker's verb ("restrict", "enable") is how the question is put, not what it is about: the docs
+    # say "limit access".
+    verb = PROCEDURE_VERB_RE.match(question)
+    about = subject - {fold(verb.group(1).lower())} if verb else subject
+    core = _core_terms(about, idf_table([c.terms for c in candidates])) if procedure else set()
     answers = [
         a.answers and (not core or bool(core & set(c.terms))) for a, c in zip(scored, candidates, strict=True)
     ]
