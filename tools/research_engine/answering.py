@@ -222,7 +222,8 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
             continue  # "Django 1.8", "version 3.2", "1.8.1", "(in 2003)": a version or a year, not a figure
         if kind == AnswerKind.NUMBER and not token[:1].isdigit() and not _COUNT_Q.search(question):
             continue  # "one", "two" answer "how many"; a size, a length or a port is written in digits
-        if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near:
+        if kind in (AnswerKind.NUMBER, AnswerKind.VERSION) and near and not (anchors and anchors[0] == 0):
+            # (A claim that opens with the subject's name, a reference entry and its text, is all about it.)
             words_between = [len(claim[min(a, m.start()) : max(a, m.start())].split()) for a in anchors]
             if not words_between or min(words_between) > NEAR_WORDS:
                 continue
@@ -245,12 +246,20 @@ _HOW_ADJECTIVE_RE = re.compile(
 )
 
 
+_ATTRIBUTE_OF_RE = re.compile(
+    r"^\s*what\s+(?:is|are|was|were)\s+the\s+(?:[\w-]+\s+){1,3}?of\s+(?:an?\s+|the\s+)?(?P<thing>.+?)"
+    r"(?:\s+(?:in|on|for|with|by)\s+\S[^?]*)?\s*\??$",
+    re.IGNORECASE,
+)
+
+
 def asked_for(question: str) -> set[str]:
     """The key terms of the thing a lookup asks for: "How many PBKDF2 iterations does Django 3.2 use?" ->
     {pbkdf2, iteration}; the product and version after the verb scope the question, they are not its
     subject. Empty when the question does not name one that way."""
     text = " ".join(re.sub(r"\([^()]*\)", " ", question).split())
-    match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text)  # "how long does X last": X
+    # "how long does X last": X; "what is the default value of X in Y": X
+    match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text) or _ATTRIBUTE_OF_RE.match(text)
     if not match:
         return set()
     return {t for t in key_terms(match.group("thing")) if not VERSION_TERM_RE.fullmatch(t)}

@@ -102,6 +102,7 @@ class SentenceCandidate:
     entry_rank: int = 0  # how many claimable sentences of its entry come before it
     title: set[str] = field(default_factory=set)  # the terms of its page's title
     alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
+    head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -258,7 +259,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     out.append(
                         _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
                     )
-                    out[-1].alone_index = len(out) - 2
+                    out[-1].alone_index, out[-1].head_lines = len(out) - 2, len(before)
                 rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
     return out
 
@@ -462,7 +463,8 @@ def sentence_claims(
         have = set(cand.terms)
         if not target.eligible(have, cand.text):
             continue
-        if cand.head_adds and not (cand.head_adds & subject) and not (answers[i] > answers[cand.alone_index]):
+        labelled = cand.head_lines > 1 and answers[i] > answers[cand.alone_index]
+        if cand.head_adds and not (cand.head_adds & subject) and not labelled:
             # The entry's term says nothing the question asks ("Notes", another setting's name), and the
             # lines it brings ("Default: 1209600 ...") state no answer the sentence alone lacks.
             continue
