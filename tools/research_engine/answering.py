@@ -247,7 +247,8 @@ _HOW_ADJECTIVE_RE = re.compile(
 
 
 _ATTRIBUTE_OF_RE = re.compile(
-    r"^\s*what\s+(?:is|are|was|were)\s+the\s+(?:[\w-]+\s+){1,3}?of\s+(?:an?\s+|the\s+)?(?P<thing>.+?)"
+    r"^\s*what\s+(?:is|are|was|were)\s+the\s+(?:[\w-]+\s+){0,2}?(?P<attribute>[\w-]+)\s+of\s+(?:an?\s+|the\s+)?"
+    r"(?P<thing>.+?)"
     r"(?:\s+(?:in|on|for|with|by)\s+\S[^?]*)?\s*\??$",
     re.IGNORECASE,
 )
@@ -262,7 +263,9 @@ def asked_for(question: str) -> set[str]:
     match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text) or _ATTRIBUTE_OF_RE.match(text)
     if not match:
         return set()
-    return {t for t in key_terms(match.group("thing")) if not VERSION_TERM_RE.fullmatch(t)}
+    # The attribute's noun stays ("length" of "a table or column name": the docs say "identifier length").
+    attribute = match.groupdict().get("attribute") or ""
+    return {t for t in key_terms(f"{attribute} {match.group('thing')}") if not VERSION_TERM_RE.fullmatch(t)}
 
 
 def subject_terms(question: str, questions: list[str]) -> set[str]:
