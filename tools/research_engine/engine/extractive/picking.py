@@ -82,6 +82,13 @@ EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sente
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
+CONTRAST_BONUS = 1.0  # a sentence setting two of the compared items against each other x2
+DIFFERENCE_RE = re.compile(r"\b(?:difference|differences|differ|compare[ds]?|comparing|versus|vs)\b", re.I)
+CONTRAST_RE = re.compile(
+    r"\b(?:while|whereas|but|unlike|however|instead|rather than|on the other hand|in contrast|by contrast|"
+    r"than)\b",
+    re.IGNORECASE,
+)
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
@@ -401,6 +408,7 @@ def sentence_claims(
     scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)}
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
+    contrasting = len(target.items) >= 2 and DIFFERENCE_RE.search(question) is not None
     scored = [answer_score(question, c.text, context, subject) for c in candidates]
     # The answer score counts the question's terms alike; in these pages some are everywhere ("test",
     # "run") and one says what "how do I run my test suite in parallel" is about. A sentence without the
@@ -435,6 +443,14 @@ def sentence_claims(
             # Under a heading or term that names what is asked ("select_related()", "shared_buffers
             # (integer)"), the entry's first sentences say what it is: a definition.
             scores[i] *= 1 + ENTRY_BONUS / (1 + cand.entry_rank)
+        if (
+            contrasting
+            and CONTRAST_RE.search(cand.text)
+            and sum(item <= set(cand.terms) for item in target.items) >= 2
+        ):
+            # "What is the difference between json and jsonb?": a sentence setting one against the other
+            # ("...; while jsonb data is stored in a decomposed binary format") answers it.
+            scores[i] *= 1 + CONTRAST_BONUS
         if scope and scope <= cand.heading:  # the page is about the version asked of ("Django 3.2 ...")
             scores[i] *= 1 + HEADING_BONUS
         scores[i] *= 0.5 + scored[i].score
