@@ -93,3 +93,11 @@ def test_boilerplate_built_unlike_the_content_beside_it_stays_out(between, stray
     assert index_of(found, "Paragraph 6 of the article")  # the article itself is there
     assert not [t for _, t in found if stray in t]
     assert not [t for _, t in found if "Copyright 2026" in t or t == "Home"]
+
+
+def test_a_loose_label_joins_the_paragraph_it_stands_before():
+    # <div class="versionchanged"><span class="title">Changed in Django 3.1:</span> <p>Support for async views
+    # was added.</p></div>: trafilatura kept the paragraph and dropped the version it is about.
+    found = passages((DOCS / "django-3.2-topics-async.html").read_bytes())
+    assert ("paragraph", "Changed in Django 3.1: Support for async views was added.") in found
+    assert not [t for _, t in found if t == "Support for async views was added."]

@@ -6,7 +6,7 @@ row, code). When it finds nothing, readability-lxml's `summary(html_partial=True
 walked the same way, and when that is empty too every visible block of `<body>` is kept.
 Inline markup (code, links, emphasis) stays inside its sentence. Two corrections to
 trafilatura for structured documents: a section whose anchor id is the slug of its own
-heading is never taken for boilerplate by its id (`_unmask_headed_sections`), and a
+heading is never taken for boilerplate by its id (`_prepared`), and a
 block it pruned from among kept blocks built the same way comes back (`_fill_gaps`).
 Two general rules follow: a heading that heads nothing is dropped, and a leading heading that repeats the
 title is dropped. Pure: no network, no writes.
@@ -24,13 +24,13 @@ from research_engine import libraries
 def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str]:
     trafilatura = libraries.trafilatura()
 
-    unmasked = _unmask_headed_sections(tree)
+    prepared = _prepared(tree)
     doc = trafilatura.bare_extraction(
-        unmasked, url=url, include_comments=False, favor_precision=True, with_metadata=False
+        prepared, url=url, include_comments=False, favor_precision=True, with_metadata=False
     )
     body = getattr(doc, "body", None) if doc is not None else None
     if body is not None:
-        page = _page_body(unmasked)
+        page = _page_body(prepared)
         chunks = _on_the_page(_trafilatura_chunks(body), page)
         if chunks:
             filled = _fill_gaps(chunks, page)
@@ -44,34 +44,58 @@ def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str
     return _html_block_chunks(_page_body(tree)), "all-blocks"
 
 
-def _unmask_headed_sections(tree: Any) -> Any:
-    """The tree with the ids of headed document sections removed, so their id never reads as boilerplate.
+def _prepared(tree: Any) -> Any:
+    """The tree as trafilatura should read a structured document: a copy, when anything needs changing.
 
-    trafilatura discards any element whose id contains a boilerplate word ("cookie", "related", "nav",
-    "share", "tags", "author", ...). Documentation names its sections after their headings, so Django's
-    `SESSION_COOKIE_AGE` setting (`<div id="s-session-cookie-age">`) or the `select_related()` reference
-    vanished whole. A section whose id is the slug of its own heading, with most of its text outside links,
-    is a section of the document, not a cookie banner or a related-posts box (those are link lists, or are
-    not named after a heading). Returns the tree itself when nothing matches; a copy otherwise.
+    - Headed sections lose their id. trafilatura discards any element whose id contains a boilerplate word
+      ("cookie", "related", "nav", "share", "tags", "author", ...). Documentation names its sections after
+      their headings, so Django's `SESSION_COOKIE_AGE` setting (`<div id="s-session-cookie-age">`) or the
+      `select_related()` reference vanished whole. A section whose id is the slug of its own heading, with
+      most of its text outside links, is a section of the document, not a cookie banner or a related-posts
+      box (those are link lists, or are not named after a heading).
+    - A label standing before its paragraph joins it: Sphinx writes `<div class="versionchanged"><span>Changed
+      in Django 3.1:</span> <p>Support for async views was added.</p>`, and trafilatura keeps the paragraph
+      but drops the loose label, which is the version the sentence is about.
+    The caller's tree is never changed.
     """
-    named = [el for el in tree.iter() if isinstance(el.tag, str) and el.get("id") and _is_headed_section(el)]
-    if not named:
+    if not (_headed_sections(tree) or _loose_labels(tree)):
         return tree
-    marks = []
-    for el in named:
-        marks.append(el.get("id"))
-        el.set("data-re-section", "1")
     copy = deepcopy(tree)
-    for el, mark in zip(named, marks, strict=True):  # the caller's tree is left as it was
-        del el.attrib["data-re-section"]
-        el.set("id", mark)
-    for el in copy.iter():
-        if isinstance(el.tag, str) and el.get("data-re-section"):
-            del el.attrib["data-re-section"]
-            del el.attrib["id"]
+    for el in _headed_sections(copy):
+        del el.attrib["id"]
+    for label, paragraph in _loose_labels(copy):
+        label.getparent().remove(label)  # lxml moves the label's tail with it; it is blank here
+        label.tail = " " + (paragraph.text or "")
+        paragraph.text = None
+        paragraph.insert(0, label)
     return copy
 
 
+def _headed_sections(tree: Any) -> list[Any]:
+    return [el for el in tree.iter() if isinstance(el.tag, str) and el.get("id") and _is_headed_section(el)]
+
+
+def _loose_labels(tree: Any) -> list[tuple[Any, Any]]:
+    """(label, paragraph): a short inline element ending in ":" that stands alone in a block right before a
+    `<p>`, with nothing but blank space between."""
+    out = []
+    for el in tree.iter("span", "strong", "b", "em"):
+        text = " ".join("".join(el.itertext()).split())
+        nxt = el.getnext()
+        if (
+            text.endswith(":")
+            and len(text) <= _LABEL_CHARS
+            and not (el.tail or "").strip()
+            and nxt is not None
+            and nxt.tag == "p"
+            and el.getparent() is not None
+            and el.getparent().tag in ("div", "section", "li", "dd", "blockquote")
+        ):
+            out.append((el, nxt))
+    return out
+
+
+_LABEL_CHARS = 60
 _SECTION_LINK_SHARE_MAX = 0.5
 
 

@@ -82,6 +82,7 @@ EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sente
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
+OPEN_CLAIMS = 3  # claims a sub-question takes from any of its sources; the rest from those sources only
 CONTRAST_BONUS = 1.0  # a sentence setting two of the compared items against each other x2
 DIFFERENCE_RE = re.compile(r"\b(?:difference|differences|differ|compare[ds]?|comparing|versus|vs)\b", re.I)
 CONTRAST_RE = re.compile(
@@ -505,6 +506,8 @@ def sentence_claims(
             continue  # one sentence alone and with its antecedent: the same finding twice
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
             continue
+        if len(chosen) >= OPEN_CLAIMS and not per_source[cand.ref]:
+            continue  # the last claims come from the pages the best ones came from, not from a new page
         best = best or scores[i]
         chosen_answers += answers[i]
         share = len(target.terms & have) / max(1, len(target.terms))
