@@ -35,7 +35,7 @@ from research_engine.answering import (
     identifier_parts,
     shared_terms,
 )
-from research_engine.engine.extractive.plan import LOOKUP_KINDS
+from research_engine.engine.extractive.plan import LOOKUP_KINDS, TIME_RE
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import (
     is_claim_sentence,
@@ -82,6 +82,8 @@ EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sente
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
+CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+CHANGELOG_WEIGHT = 0.6  # a release note's sentence, for a question not about change
 OPEN_CLAIMS = 3  # claims a sub-question takes from any of its sources; the rest from those sources only
 CONTRAST_BONUS = 1.0  # a sentence setting two of the compared items against each other x2
 DIFFERENCE_RE = re.compile(r"\b(?:difference|differences|differ|compare[ds]?|comparing|versus|vs)\b", re.I)
@@ -109,6 +111,7 @@ class SentenceCandidate:
     entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
     entry_rank: int = 0  # how many claimable sentences of its entry come before it
     title: set[str] = field(default_factory=set)  # the terms of its page's title
+    changelog: bool = False  # its page is release notes or a changelog (by its title)
     alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
     head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
 
@@ -158,6 +161,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         position = 0
         previous_kind = None
         title = set(tokens(source.title or ""))
+        changelog = CHANGELOG_RE.search(source.title or "") is not None
         heading = title
         entry: list[str] = []  # the passages since the last heading or term, the heading first
         entry_headed = False  # the entry opens with a heading, not a definition term
@@ -240,7 +244,9 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     # is a finding with its term and the lines between ("Default: 1209600 ...").
                     if headed and _is_entry_claim(text, headed):
                         out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
-                        rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
+                        rank = _place_in_entry(
+                            out[first_new:], head_terms if entry else set(), rank, title, changelog
+                        )
                     continue
                 if n:
                     joined = passage.text[spans[n - 1][0] : end]
@@ -268,14 +274,18 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
                     )
                     out[-1].alone_index, out[-1].head_lines = len(out) - 2, len(before)
-                rank = _place_in_entry(out[first_new:], head_terms if entry else set(), rank, title)
+                rank = _place_in_entry(
+                    out[first_new:], head_terms if entry else set(), rank, title, changelog
+                )
     return out
 
 
-def _place_in_entry(new: list[SentenceCandidate], head: set[str], rank: int, title: set[str]) -> int:
+def _place_in_entry(
+    new: list[SentenceCandidate], head: set[str], rank: int, title: set[str], changelog: bool
+) -> int:
     """Mark one sentence's candidates with their entry's head and rank; the next sentence's rank."""
     for cand in new:
-        cand.entry_head, cand.entry_rank, cand.title = head, rank, title
+        cand.entry_head, cand.entry_rank, cand.title, cand.changelog = head, rank, title, changelog
     return rank + 1 if new else rank
 
 
@@ -410,6 +420,7 @@ def sentence_claims(
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     contrasting = len(target.items) >= 2 and DIFFERENCE_RE.search(question) is not None
+    about_change = expected_kind(question) == AnswerKind.VERSION or TIME_RE.search(question) is not None
     scored = [answer_score(question, c.text, context, subject) for c in candidates]
     # The answer score counts the question's terms alike; in these pages some are everywhere ("test",
     # "run") and one says what "how do I run my test suite in parallel" is about. A sentence without the
@@ -444,6 +455,10 @@ def sentence_claims(
             # Under a heading or term that names what is asked ("select_related()", "shared_buffers
             # (integer)"), the entry's first sentences say what it is: a definition.
             scores[i] *= 1 + ENTRY_BONUS / (1 + cand.entry_rank)
+        if cand.changelog and not about_change:
+            # Release notes state what changed in some version, reference pages what holds now: for a question
+            # that does not ask about change, the reference page's sentence comes first.
+            scores[i] *= CHANGELOG_WEIGHT
         if (
             contrasting
             and CONTRAST_RE.search(cand.text)

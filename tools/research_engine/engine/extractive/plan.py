@@ -118,6 +118,10 @@ _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
+_THING_ASKED_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?P<thing>(?:[\w.+-]+\s+){0,3}[\w.+-]+?s)\s+(?:do|does|did|are|were|can|could|will)\b",
+    re.IGNORECASE,
+)
 _WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
 _QUESTION_START_RE = re.compile(
     r"^(?:(?:since|from|in|until|by|for|with|at)\s+(?:which|what|when)\b|"
@@ -311,6 +315,10 @@ def _resolved(clause: str, first: Facet) -> str:
     if _BARE_FOLLOW_UP_RE.match(clause) and _AUXILIARY_START_RE.match(first.clause):
         return f"{clause} {first.clause[0].lower()}{first.clause[1:]}"
     if _WHICH_ONE_RE.search(clause):
+        thing = _THING_ASKED_RE.match(first.clause)
+        if thing and not first.items:
+            # "Which transaction isolation levels does PostgreSQL support, and which one is the default?"
+            return _WHICH_ONE_RE.sub(lambda m: f"{m.group(1)} of the {thing.group('thing')}", clause, count=1)
         of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
