@@ -314,3 +314,27 @@ def test_a_supported_claim_that_answers_nothing_leaves_its_sub_question_uncovere
     assert off_question not in answer_part and off_question in gap_part
     assert rendering.ANSWER_HEADING not in result
     assert_valid(run.root)
+
+
+def test_an_extractive_sentence_failing_the_prose_check_is_dropped_not_the_run(mini_web, tmp_path):
+    """The extractive writer's sentences are its claims, yet a quote with code in it can read to the prose
+    check as two sentences (a quoted shell prompt did, on Django's contributing guide). Such a sentence is
+    dropped with an event; the run still ends with a checked deliverable."""
+    stray = "CPython threads run 40 times faster than processes [CLM-01]."
+
+    class StrayWriter(ExtractiveModel):
+        def write(self, brief, sections):
+            text = super().write(brief, sections)
+            head, sep, rest = text.partition(rendering.KEY_FINDINGS_HEADING)
+            return f"{head}{stray}\n\n{sep}{rest}"
+
+    outcome = run_engine(brief_at(tmp_path), options(), model=StrayWriter())
+    assert outcome.status == "complete"
+    run = trace.open_run(outcome.run_root)
+    result = run.path("result").read_text()
+    assert "40 times faster" not in result
+    events = (run.root / "run.json").read_text() + "".join(
+        p.read_text() for p in run.root.rglob("*.jsonl") if p.is_file()
+    )
+    assert "deliverable-sentences-dropped" in events
+    assert report.check(run, run.path("result")).ok
