@@ -77,7 +77,7 @@ _NUMBER_Q = re.compile(
 )
 _IDENTIFIER_Q = re.compile(r"\b(?:rfcs?|peps?|cves?|tickets?|issue numbers?|bug numbers?)\b", re.IGNORECASE)
 _NAME_Q = re.compile(
-    rf"^\s*(?:(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,3}}?"
+    rf"^\s*(?:(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,4}}?"
     r"(?:backends?|settings?|functions?|methods?|class(?:es)?|"
     r"commands?|options?|parameters?|arguments?|modules?|packages?|librar(?:y|ies)|tools?|fields?|types?|"
     r"names?|keywords?|flags?|variables?|decorators?|mixins?|tags?|locks?|engines?|formats?|algorithms?|"

@@ -82,6 +82,7 @@ EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sente
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
+PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 CHANGELOG_WEIGHT = 0.6  # a release note's sentence, for a question not about change
 OPEN_CLAIMS = 3  # claims a sub-question takes from any of its sources; the rest from those sources only
@@ -415,8 +416,8 @@ def sentence_claims(
     # The question's own version scopes the search, it does not rank sentences ("Python 3.2" in an old
     # release note is no match for "Django 3.2"). (Title context stays in the query: with a few sources it
     # may be the topic itself, every page of which carries it: "JSON Types", "JSON Functions".)
-    ranking = [t for t in query if not VERSION_TERM_RE.fullmatch(t)] or query
-    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)}
+    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)} | set(PRODUCT_VERSION_RE.findall(question))
+    ranking = [t for t in query if t not in scope] or query
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     contrasting = len(target.items) >= 2 and DIFFERENCE_RE.search(question) is not None
