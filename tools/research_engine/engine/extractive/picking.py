@@ -160,7 +160,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
     out: list[SentenceCandidate] = []
     for s_index, source in enumerate(sources):
         position = 0
-        previous_kind = None
+        previous_kind: str | None = None
         title = set(tokens(source.title or ""))
         changelog = CHANGELOG_RE.search(source.title or "") is not None
         heading = title

@@ -111,8 +111,8 @@ _LEAD_RE = re.compile(
 # "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
 _ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
 _ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
-_BE_RE = re.compile(r"\b(?:is|are|was|were)\s*$", re.IGNORECASE)
-_PARTICIPLE_RE = re.compile(r"(?<=\S)\s+\w+(?:ed|en)\b")  # "deprecated", "removed", "written"
+_BE_RE = re.compile(r"^(?:(?:why|when|where)\s+)?(?:is|are|was|were)\s*$", re.IGNORECASE)  # "Why is X ..."
+_PARTICIPLE_RE = re.compile(r"(?<=\S)\s+[a-z]\w*(?:ed|en)\b")  # "deprecated", "written"; never "United"
 _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
 _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
