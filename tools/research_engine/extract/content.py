@@ -4,12 +4,14 @@ trafilatura (`favor_precision=True`, comments off) removes the boilerplate; we w
 XML tree it returns to keep the block structure (heading, paragraph, list item, table
 row, code). When it finds nothing, readability-lxml's `summary(html_partial=True)` is
 walked the same way, and when that is empty too every visible block of `<body>` is kept.
-Inline markup (code, links, emphasis) stays inside its sentence. Two corrections to
+Inline markup (code, links, emphasis) stays inside its sentence. Corrections to
 trafilatura for structured documents: a section whose anchor id is the slug of its own
-heading is never taken for boilerplate by its id (`_prepared`), and a
-block it pruned from among kept blocks built the same way comes back (`_fill_gaps`).
-Two general rules follow: a heading that heads nothing is dropped, and a leading heading that repeats the
-title is dropped. Pure: no network, no writes.
+heading is never taken for boilerplate by its id, and a loose label ("Changed in Django
+3.1:") joins the paragraph it stands before (`_prepared`); a passage whose words the page
+never wrote in that order is dropped (`_on_the_page`); a block it pruned from among kept
+blocks built the same way comes back (`_fill_gaps`). Two general rules follow: a heading
+that heads nothing is dropped, and a leading heading that repeats the title is dropped.
+Pure: no network, no writes.
 """
 
 from __future__ import annotations

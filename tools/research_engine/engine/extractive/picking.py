@@ -2,20 +2,26 @@
 
 Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, IDF over
 the sentence pool), `sentence_candidates` (the quotable sentences of the fetched
-passages: fragments, code, navigation and headings filtered out) and `sentence_claims`:
-a sentence must carry a focus term of the sub-question (and the angle's cue words for
-the time and counter angles); sentences that answer the sub-question
-(`answering.answer_score`) come first, in BM25 order, and a lookup's sentence that states
-no answer of its kind is refused; at most `max_claims` strong ones, `per_source_cap` per
-source; the same sentence in another source corroborates the claim instead of repeating
-it. Every sentence of the sub-question's own sources is a candidate: a sentence that
+passages, fragments, code, navigation and headings filtered out, plus the runs of text in
+which reference documentation states a finding without one plain sentence: an entry's
+term with its lines, a pronoun-led sentence with its antecedent, a list item with the
+sentence announcing the list, a sentence with the one-line example it introduces) and
+`sentence_claims`: a sentence must carry a focus term of the sub-question, name an
+enumerated item whole, and carry the angle's cue words for the time and counter angles;
+sentences that answer the sub-question (`answering.answer_score`; a how-to answer must
+also carry the subject's rarest term) come first, in BM25 order times the bonuses below,
+and a lookup's sentence that states no answer of its kind is refused; at most
+`max_claims` strong ones, `per_source_cap` per source, the ones after `OPEN_CLAIMS` only
+from pages already chosen; the same sentence in another source corroborates the claim
+instead of repeating it. Every sentence of the sub-question's own sources is a candidate: a sentence that
 another sub-question's wording fits better is still this one's when it is found here
 (an earlier rule gave it to the better-fitting sub-question, which often never fetched
 the page, so the answer was claimed nowhere); the engine states a finding once per run.
 
 BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no
 dependency, and this way the tokenizer, stop words and tie-breaking (deterministic, by
-source and position) are ours. Pure; every claim is a substring of a source.
+source and position) are ours. Pure; every claim is one run of a source's text (a passage
+break read as one space, as the verifier's normalized match reads it).
 """
 
 from __future__ import annotations
