@@ -167,7 +167,7 @@ def claim_terms(text: str) -> list[str]:
 
 
 def identifier_parts(term: str) -> list[str]:
-    """The folded content words inside an identifier ("session_cookie_age" -> session, cooky, age)."""
+    """The folded content words inside an identifier ("session_cookie_age" -> session, cooki, age)."""
     return [fold(p) for p in term.split("_") if len(p) > 1 and p not in STOP_WORDS]
 
 
@@ -263,9 +263,14 @@ def asked_for(question: str) -> set[str]:
     match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text) or _ATTRIBUTE_OF_RE.match(text)
     if not match:
         return set()
-    # The attribute's noun stays ("length" of "a table or column name": the docs say "identifier length").
+    thing = {t for t in key_terms(match.group("thing")) if not VERSION_TERM_RE.fullmatch(t)}
+    # The attribute's noun stays when the thing is named in plain words the docs may put otherwise ("length"
+    # of "a table or column name": the docs say "identifier length"); an identifier ("shared_buffers") is
+    # what the docs write, and another setting's "default value" is no answer about it.
     attribute = match.groupdict().get("attribute") or ""
-    return {t for t in key_terms(f"{attribute} {match.group('thing')}") if not VERSION_TERM_RE.fullmatch(t)}
+    if attribute and not any(_weight(t) > 1 for t in thing):
+        thing |= set(key_terms(attribute))
+    return thing
 
 
 def subject_terms(question: str, questions: list[str]) -> set[str]:

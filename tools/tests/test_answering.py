@@ -10,7 +10,9 @@ from research_engine.answering import (
     answer_score,
     answers_text,
     asked_for,
+    claim_terms,
     expected_kind,
+    identifier_parts,
     relevance,
     shared_terms,
     subject_terms,
@@ -152,3 +154,43 @@ def test_a_size_is_written_in_digits_a_count_may_be_a_word():
     ).answers
     count = "How many processes does the Django test suite use by default?"
     assert answer_score(count, "By default the test suite runs one process per core.").kind_found == "one"
+
+
+def test_an_identifier_in_a_claim_carries_its_parts():
+    # Django's settings reference names the setting, not "session cookies".
+    question = "How long does a Django session cookie last by default?"
+    entry = (
+        "SESSION_COOKIE_AGE Default: 1209600 (2 weeks, in seconds) The age of session cookies, in seconds."
+    )
+    scored = answer_score(question, entry, subject=asked_for(question))
+    assert scored.answers and scored.kind_found == "1209600"
+    assert {"session", "cooki"} <= set(claim_terms("SESSION_COOKIE_AGE"))
+    assert identifier_parts("session_cookie_age") == ["session", "cooki", "age"]
+
+
+def test_what_is_the_attribute_of_x_is_about_x_and_an_entry_states_its_figure_anywhere():
+    question = "What is the default value of shared_buffers in PostgreSQL?"
+    assert asked_for(question) == {"shared_buffers"}
+    assert asked_for("What is the maximum length of a table or column name?") == {
+        "length",
+        "tabl",
+        "column",
+        "name",
+    }
+    # The figure is 19 words from the name the entry opens with: still its value.
+    entry = (
+        "shared_buffers ( integer ) Sets the amount of memory the database server uses for shared memory "
+        "buffers. The default is typically 128 megabytes (128MB), but might be less if your kernel settings "
+        "will not support it (as determined during initdb)."
+    )
+    assert answer_score(question, entry, subject=asked_for(question)).kind_found == "128"
+    # Another setting's default is no answer, however it words "default value".
+    other = "block_size ( integer ) Reports the size of a disk block. The default value is 8192 bytes."
+    assert not answer_score(question, other, subject=asked_for(question)).answers
+
+
+def test_what_changed_in_a_named_version_asks_for_the_change():
+    assert (
+        expected_kind("What changed in PostgreSQL 15 about who may create objects?") == AnswerKind.EXPLANATION
+    )
+    assert expected_kind("What changed recently regarding Django?") == AnswerKind.VERSION
