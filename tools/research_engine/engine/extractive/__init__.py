@@ -2,8 +2,9 @@
 
 - decompose (`plan`): the objective split into its facets (clauses joined by "and", ";", "?";
   enumerations such as "threads, processes and asyncio" or "X vs Y" become one short
-  question per entity), then the missing search angles (time window, source type,
-  counter-argument) phrased with the main facet's key terms, never the whole objective;
+  question per entity), then the missing search angles (time window, source type, and
+  counter-argument only when the objective weighs something) phrased with the main
+  facet's key terms, never the whole objective;
   at most MAX_SUB_QUESTIONS, each with a claim type from the brief ("quantitative", when
   allowed, for a question asking for a figure: it is what sends the loop to the data APIs);
 - queries (`targets`): the sub-question's key terms (focus terms first, a few words) plus
@@ -13,12 +14,14 @@
   some -> no hint (the facts decide); API candidates (OpenAlex works, World Bank series)
   are judged the same way on their titles;
 - consolidate (`picking`, `series`): candidate sentences of the fetched passages
-  (fragments, code, navigation, headings filtered out by `text`) ranked by BM25 with IDF
-  over that sentence pool, those that answer the sub-question (`answering.answer_score`)
+  (fragments, code, navigation, headings filtered out by `text`), and the runs of text a
+  reference page states a finding in (an entry's term with its lines, a sentence with its
+  antecedent, a list item with the sentence announcing it), ranked by BM25 with IDF
+  over that pool, those that answer the sub-question (`answering.answer_score`)
   first; a sentence must carry a focus term of the sub-question (and the angle's cue words
   for the time and counter angles) and come from this sub-question's own sources (the
   engine adds a sentence once per run); at most `max_claims` (five) strong ones, three
-  per source; for a quantitative
+  per source, the fourth and fifth from pages the first three came from; for a quantitative
   sub-question, data-series points first (a World Bank passage such as
   "Japan, GDP (current US$), 2019: 5081769542379.77" is its own claim text and quote, so
   no number is ever reworded): per series the latest non-null point and, for the time
@@ -34,7 +37,7 @@ Modules, lowest first: `text` (words and sentences; the stop words are `terms.ST
 `plan`, `targets`, `picking` and `series`, `rendering`, and `model` (`ExtractiveModel`,
 which ties them together). The model is stateless (a pure function of its inputs): a
 resumed or replayed run makes exactly the same choices as an uninterrupted one. Nothing
-here does I/O or can invent text: every claim is a substring of a source.
+here does I/O or can invent text: every claim is one run of a source's text.
 """
 
 from __future__ import annotations
