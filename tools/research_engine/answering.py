@@ -61,13 +61,14 @@ KIND_PHRASES: dict[AnswerKind, str] = {
 # "Which X" names the thing asked for only before the verb: "What does the VACUUM command do" asks what
 # it does.
 _NOT_AUX = r"(?!(?:does|do|did|can|could|should|would|will|has|have)\b)"
+_CHANGED = r"what (?:has |have )?changed|ha(?:s|ve) \w+ changed"  # asks what changed
 _VERSION_Q = re.compile(
     rf"\b(?:(?:which|what|since|from|in)\s+(?:{_NOT_AUX}\w+\s+){{0,2}}?(?:versions?|releases?)\b|since when|"
     r"when\s+(?:was|were|did|is|does)\b.*\b(?:add\w*|introduc\w*|remov\w*|deprecat\w*|releas\w*|"
-    r"drop\w*|chang\w*|support\w*)|what year|what (?:has |have )?changed|ha(?:s|ve) \w+ changed)",
+    rf"drop\w*|chang\w*|support\w*)|what year|{_CHANGED})",
     re.IGNORECASE,
 )
-_CHANGED_Q = re.compile(r"\bwhat (?:has |have )?changed|\bha(?:s|ve) \w+ changed", re.IGNORECASE)
+_CHANGED_Q = re.compile(rf"\b(?:{_CHANGED})", re.IGNORECASE)
 _NUMBER_Q = re.compile(
     r"\b(?:how\s+(?:many|much|long|large|big|often|old|fast|small|high|low|wide)|"
     rf"(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,4}}?"
@@ -162,8 +163,12 @@ def key_terms(text: str) -> list[str]:
 def claim_terms(text: str) -> list[str]:
     """`key_terms` of a claim plus the parts of its identifiers: a sentence naming `SESSION_COOKIE_AGE`
     is about session cookies (a question's identifiers stay whole: they name one thing)."""
-    out = key_terms(text)
-    return list(dict.fromkeys(out + [p for t in out if "_" in t for p in identifier_parts(t)]))
+    return list(dict.fromkeys(with_parts(key_terms(text))))
+
+
+def with_parts(terms: list[str]) -> list[str]:
+    """`terms` and then the parts of its identifiers (`session_cookie_age` also counts as session, cookie)."""
+    return terms + [p for t in terms if "_" in t for p in identifier_parts(t)]
 
 
 def identifier_parts(term: str) -> list[str]:

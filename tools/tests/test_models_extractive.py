@@ -97,25 +97,31 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
         assert "counter" not in [p.angle for p in model.decompose({**BRIEF, "objective": lookup})], lookup
 
 
-def test_a_verbless_follow_up_asks_the_first_clause_again():
-    plans = make_model("extractive").decompose(
-        {**BRIEF, "objective": "Does Django support asynchronous views, and since which version?"}
-    )
-    assert [p.text for p in plans] == [
-        "Does Django support asynchronous views?",
-        "Since which version does Django support asynchronous views?",
-    ]
-
-
-def test_a_difference_asks_what_each_item_is_in_the_clauses_scope():
-    plans = make_model("extractive").decompose(
-        {**BRIEF, "objective": "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?"}
-    )
-    assert [p.text for p in plans] == [
-        "What is VACUUM in PostgreSQL?",
-        "What is VACUUM FULL in PostgreSQL?",
-        "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",
-    ]
+@pytest.mark.parametrize(
+    ("objective", "questions"),
+    [
+        # A verbless follow-up asks the first clause again.
+        (
+            "Does Django support asynchronous views, and since which version?",
+            [
+                "Does Django support asynchronous views?",
+                "Since which version does Django support asynchronous views?",
+            ],
+        ),
+        # A difference asks what each item is, in the clause's scope.
+        (
+            "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",
+            [
+                "What is VACUUM in PostgreSQL?",
+                "What is VACUUM FULL in PostgreSQL?",
+                "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",
+            ],
+        ),
+    ],
+)
+def test_follow_ups_and_differences_become_questions_that_carry_their_subject(objective, questions):
+    plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
+    assert [p.text for p in plans] == questions
 
 
 def test_a_follow_up_pronoun_stands_for_the_subject_not_what_is_said_of_it():

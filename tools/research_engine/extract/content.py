@@ -60,12 +60,19 @@ def _prepared(tree: Any) -> Any:
       but drops the loose label, which is the version the sentence is about.
     The caller's tree is never changed.
     """
-    if not (_headed_sections(tree) or _loose_labels(tree)):
+    sections, labels = _headed_sections(tree), _loose_labels(tree)
+    if not (sections or labels):
         return tree
     copy = deepcopy(tree)
-    for el in _headed_sections(copy):
-        del el.attrib["id"]
-    for label, paragraph in _loose_labels(copy):
+    # The same elements in the copy, found by their path rather than by searching again.
+    paths, twin = tree.getroottree(), copy.getroottree()
+
+    def same(el: Any) -> Any:
+        return twin.xpath(paths.getpath(el))[0]
+
+    for el in sections:
+        del same(el).attrib["id"]
+    for label, paragraph in [(same(lb), same(p)) for lb, p in labels]:
         label.getparent().remove(label)  # lxml moves the label's tail with it; it is blank here
         label.tail = " " + (paragraph.text or "")
         paragraph.text = None
@@ -112,9 +119,7 @@ def _is_headed_section(el: Any) -> bool:
     anchor = _slug_words(el.get("id", ""))
     if not title or len(title) > len(anchor) or anchor[len(anchor) - len(title) :] != title:
         return False
-    text = len("".join(el.itertext()).split())
-    linked = sum(len("".join(a.itertext()).split()) for a in el.iter("a"))
-    return text > 0 and linked / text <= _SECTION_LINK_SHARE_MAX
+    return _link_share(el, " ".join(el.itertext())) <= _SECTION_LINK_SHARE_MAX
 
 
 def _slug_words(text: str) -> list[str]:
@@ -191,8 +196,8 @@ def _on_the_page(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, st
     configuration variable is deprecated"): words the page never wrote in that order, which a claim must
     not quote. Compared on words alone (`_key`), so spacing and punctuation never matter.
     """
-    page = _key(" ".join(body.itertext()))
-    kept = [(kind, text) for kind, text in chunks if _key(text) in page]
+    page = _words(" ".join(body.itertext()))
+    kept = [(kind, text) for kind, text in chunks if _words(text) in page]
     return kept if kept else chunks
 
 
@@ -208,10 +213,10 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
     caption, an ad slot, a share bar or a related-links box differs in tag or class from the paragraphs
     and sections around it), and headers, footers and sidebars lie outside the kept span.
     """
-    kept = [_key(text) for _, text in chunks]
+    kept = [_words(text) for _, text in chunks]
     joined = "\n".join(kept)
     leaves = [el for el in body.iter(*_LEAF_BLOCKS) if next(el.iterdescendants(*_LEAF_BLOCKS), None) is None]
-    covered = {el: bool(k) and k in joined for el in leaves for k in (_key(" ".join(el.itertext())),)}
+    covered = {el: bool(k) and k in joined for el in leaves for k in (_words(" ".join(el.itertext())),)}
     tally: dict[Any, list[int]] = {}  # element -> [leaves kept, leaves] below or at it
     for el, ok in covered.items():
         for node in (el, *el.iterancestors()):
@@ -224,7 +229,7 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
         return chunks
     info: list[tuple[float, bool]] = []
     blocks = _html_block_chunks(body, info, restored)
-    hits = [bool(key) and key in joined for key in (_key(text) for _, text in blocks)]
+    hits = [bool(key) and key in joined for key in (_words(text) for _, text in blocks)]
     if sum(hits) < 2:
         return chunks
     first = hits.index(True)
@@ -233,7 +238,7 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
     cursor = 0  # next trafilatura chunk not yet written
     put_back = ""  # key of the block just put back: a fragment of it trafilatura kept is not written again
     for i in range(first, last + 1):
-        key = _key(blocks[i][1])
+        key = _words(blocks[i][1])
         if hits[i]:
             match = next((j for j in range(cursor, len(chunks)) if key in kept[j]), None)
             if match is None:  # written already (a short block repeating part of an earlier one)
@@ -284,10 +289,6 @@ _LEAF_BLOCKS = (
 )
 _GAP_LINK_SHARE_MAX = 0.5
 _TWIN_KEPT_SHARE = 0.5
-
-
-def _key(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _is_code_block(el: Any) -> bool:

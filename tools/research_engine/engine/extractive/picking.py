@@ -40,16 +40,17 @@ from research_engine.answering import (
     expected_kind,
     identifier_parts,
     shared_terms,
+    with_parts,
 )
 from research_engine.engine.extractive.plan import LOOKUP_KINDS, TIME_RE
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import (
+    TERMINAL_RE,
     is_claim_sentence,
     jaccard,
     near_key,
     sentences,
     tokens,
-    with_parts,
 )
 from research_engine.engine.models import ClaimDraft, Passage, SourceText
 from research_engine.terms import fold
@@ -79,7 +80,6 @@ ANAPHORA_RE = re.compile(
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
 ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
 ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
-TERMINAL_SENTENCE_RE = re.compile(r"[.!?][\"')\]]*$")
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
@@ -320,7 +320,7 @@ def _is_code(passage: Passage) -> bool:
         return True
     text = passage.text
     marks = sum(text.count(c) for c in "{}<>=%@$;")
-    return not TERMINAL_SENTENCE_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
+    return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
 
 
 def _quotable_example(text: str) -> bool:
@@ -333,7 +333,7 @@ def _is_statement(text: str) -> bool:
     """A quotable sentence, or a line with no full stop that would be one with it."""
     return is_claim_sentence(text) or (
         len(text.split()) >= ITEM_MIN_WORDS
-        and not TERMINAL_SENTENCE_RE.search(text)
+        and not TERMINAL_RE.search(text)
         and not text.endswith(":")
         and is_claim_sentence(f"{text}.")
     )
@@ -376,7 +376,7 @@ def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool
 def _is_entry_claim(sentence: str, span: str) -> bool:
     return (
         len(sentence.split()) >= ENTRY_SENTENCE_MIN_WORDS
-        and TERMINAL_SENTENCE_RE.search(sentence) is not None
+        and TERMINAL_RE.search(sentence) is not None
         and is_claim_sentence(span)
         and not MANGLED_RE.search(span)
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from research_engine.answering import identifier_parts
 from research_engine.terms import STOP_WORDS, fold, words
 
 SENTENCE_MIN_WORDS = 6  # "VACUUM reclaims storage occupied by dead tuples." is a whole definition
@@ -66,11 +65,6 @@ def tokens(text: str) -> list[str]:
             continue
         out.append(fold(word))
     return out
-
-
-def with_parts(terms: list[str]) -> list[str]:
-    """`terms` and then the parts of its identifiers (`session_cookie_age` also counts as session, cookie)."""
-    return terms + [p for t in terms if "_" in t for p in identifier_parts(t)]
 
 
 def key_terms(text: str, limit: int = 8) -> list[str]:
