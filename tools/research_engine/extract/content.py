@@ -89,17 +89,17 @@ def _loose_labels(tree: Any) -> list[tuple[Any, Any]]:
     `<p>`, with nothing but blank space between."""
     out = []
     for el in tree.iter("span", "strong", "b", "em"):
-        text = " ".join("".join(el.itertext()).split())
-        nxt = el.getnext()
+        nxt, parent = el.getnext(), el.getparent()
         if (
-            text.endswith(":")
-            and len(text) <= _LABEL_CHARS
-            and not (el.tail or "").strip()
-            and nxt is not None
-            and nxt.tag == "p"
-            and el.getparent() is not None
-            and el.getparent().tag in ("div", "section", "li", "dd", "blockquote")
+            nxt is None
+            or nxt.tag != "p"
+            or parent is None
+            or parent.tag not in ("div", "section", "li", "dd", "blockquote")
+            or (el.tail or "").strip()
         ):
+            continue  # the cheap tests first: this runs over every inline element of every page
+        text = " ".join("".join(el.itertext()).split())
+        if text.endswith(":") and len(text) <= _LABEL_CHARS:
             out.append((el, nxt))
     return out
 
@@ -223,7 +223,10 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
             counts = tally.setdefault(node, [0, 0])
             counts[0] += ok
             counts[1] += 1
-    restored = {x for el, ok in covered.items() if not ok for x in (_twin_level(el, tally),) if x is not None}
+    twins: dict[Any, Any] = {}  # element -> its verdict, for the many dropped leaves under one element
+    restored = {
+        x for el, ok in covered.items() if not ok for x in (_twin_level(el, tally, twins),) if x is not None
+    }
     restored |= {el for el, ok in covered.items() if not ok and _heads_kept_text(el, tally, restored)}
     if not restored:
         return chunks
@@ -255,22 +258,28 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
     return out
 
 
-def _twin_level(leaf: Any, tally: dict[Any, list[int]]) -> Any:
+def _twin_level(leaf: Any, tally: dict[Any, list[int]], seen: dict[Any, Any]) -> Any:
     """The element holding a dropped leaf just below the nearest ancestor with kept text, if it has a twin."""
     x = leaf
     while x.getparent() is not None and not tally[x.getparent()][0]:
         x = x.getparent()
+    if x not in seen:
+        seen[x] = _has_kept_twin(x, tally)
+    return x if seen[x] else None
+
+
+def _has_kept_twin(x: Any, tally: dict[Any, list[int]]) -> bool:
     parent = x.getparent()
     if parent is None:
-        return None
+        return False
     sig = (x.tag, x.get("class"))
     for sibling in parent:
         if sibling is x or (sibling.tag, sibling.get("class")) != sig or sibling not in tally:
             continue
         kept, total = tally[sibling]
         if kept / total >= _TWIN_KEPT_SHARE:
-            return x
-    return None
+            return True
+    return False
 
 
 def _heads_kept_text(leaf: Any, tally: dict[Any, list[int]], restored: set[Any]) -> bool:
