@@ -80,13 +80,13 @@ _VERSUS_RE = re.compile(
     rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
 )
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
-# A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
 _OF_EACH_RE = re.compile(
     r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
     re.IGNORECASE,
 )
-_LITERALS = frozenset({"true", "fals", "false", "none", "yes", "on", "off"})
+_LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
 _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
+# A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
 _USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
 # The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
 _SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
