@@ -186,6 +186,11 @@ def expected_kind(question: str) -> AnswerKind:
     return kind
 
 
+def asks_what_changed(question: str) -> bool:
+    """Does `question` ask what changed ("What changed in PostgreSQL 15 about ...", "what has changed")?"""
+    return _CHANGED_Q.search(" ".join(question.split())) is not None
+
+
 def answers_text(question: str) -> str:
     """What a full answer to `question` contains, in words (a sub-question's `answers` field)."""
     kind = expected_kind(question)
@@ -199,6 +204,7 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
     for a figure or a version, that stands within NEAR_WORDS words of one of the terms in `near` (the
     subject: "0" in a sentence about something else is no answer to "how long does a session last")."""
     asked = question.casefold()
+    asked_terms = {fold(w) for w in words(question)}
     pattern = {
         AnswerKind.VERSION: _VERSION_A,
         AnswerKind.NUMBER: _NUMBER_A,
@@ -221,6 +227,9 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         token = m.group(0).strip("`").strip()
         if not token or re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):
             continue
+        parts = [p for p in re.split(r"[_.]+", token.casefold()) if p]
+        if len(parts) > 1 and all(fold(p) in asked_terms for p in parts):
+            continue  # "primary_key" asked about "the primary key": the question's own words, no answer
         if kind == AnswerKind.NUMBER and (
             _VERSION_NOT_FIGURE.search(claim[: m.start()]) or token.count(".") >= 2 or _YEAR.fullmatch(token)
         ):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from research_engine import grounding
-from research_engine.engine.extractive.picking import sentence_candidates
+from research_engine.engine.extractive.candidates import sentence_candidates
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html

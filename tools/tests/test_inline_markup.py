@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from research_engine.engine.extractive.picking import sentence_candidates
+from research_engine.engine.extractive.candidates import sentence_candidates
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
 

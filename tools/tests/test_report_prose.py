@@ -12,7 +12,7 @@ from core_testkit import fast_verifier, grounded_claim, locked_private_run, veri
 
 from research_engine import decompose, escaping, prose, report
 from research_engine.engine.extractive import is_claim_sentence, sentences
-from research_engine.engine.extractive.picking import sentence_candidates
+from research_engine.engine.extractive.candidates import sentence_candidates
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
 

@@ -13,12 +13,13 @@
   a candidate's title and snippet carry: none -> verdict hint "reject", all -> "choose",
   some -> no hint (the facts decide); API candidates (OpenAlex works, World Bank series)
   are judged the same way on their titles;
-- consolidate (`picking`, `series`): candidate sentences of the fetched passages
+- consolidate (`candidates`, `picking`, `series`): candidate sentences of the fetched passages
   (fragments, code, navigation, headings filtered out by `text`), and the runs of text a
   reference page states a finding in (an entry's term with its lines, a sentence with its
-  antecedent, a list item with the sentence announcing it), ranked by BM25 with IDF
-  over that pool, those that answer the sub-question (`answering.answer_score`)
-  first; a sentence must carry a focus term of the sub-question (and the angle's cue words
+  antecedents, a list item with the sentence announcing it, a table row), ranked by BM25 with
+  IDF over that pool times bonuses for where and how a sentence states its subject, those
+  that answer the sub-question (`answering.answer_score`) first, two quotes of one sentence
+  one claim; a sentence must carry a focus term of the sub-question (and the angle's cue words
   for the time and counter angles) and come from this sub-question's own sources (the
   engine adds a sentence once per run); at most `max_claims` (five) strong ones, three
   per source, the fourth and fifth from pages the first three came from; for a quantitative
@@ -34,7 +35,7 @@
   then the marked caveat section naming gaps, refused claims and what was left out.
 
 Modules, lowest first: `text` (words and sentences; the stop words are `terms.STOP_WORDS`),
-`plan`, `targets`, `picking` and `series`, `rendering`, and `model` (`ExtractiveModel`,
+`plan`, `targets`, `candidates`, `picking` and `series`, `rendering`, and `model` (`ExtractiveModel`,
 which ties them together). The model is stateless (a pure function of its inputs): a
 resumed or replayed run makes exactly the same choices as an uninterrupted one. Nothing
 here does I/O or can invent text: every claim is one run of a source's text.

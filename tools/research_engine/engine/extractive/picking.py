@@ -1,35 +1,33 @@
-"""Claim picking: which verbatim source sentences become a sub-question's claims, chosen by BM25.
+"""Claim picking: which sentence candidates become a sub-question's claims, ranked by BM25 and bonuses.
 
-Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, IDF over
-the sentence pool), `sentence_candidates` (the quotable sentences of the fetched
-passages, fragments, code, navigation and headings filtered out, plus the runs of text in
-which reference documentation states a finding without one plain sentence: an entry's
-term with its lines, a pronoun-led sentence with its antecedent, a list item with the
-sentence announcing the list, a sentence with the one-line example it introduces) and
-`sentence_claims`: a sentence must carry a focus term of the sub-question, name an
-enumerated item whole, and carry the angle's cue words for the time and counter angles;
-sentences that answer the sub-question (`answering.answer_score`; a how-to answer must
-also carry the subject's rarest term) come first, in BM25 order times the bonuses below,
-and a lookup's sentence that states no answer of its kind is refused; at most
-`max_claims` strong ones, `per_source_cap` per source, the ones after `OPEN_CLAIMS` only
-from pages already chosen; the same sentence in another source corroborates the claim
-instead of repeating it. Every sentence of the sub-question's own sources is a candidate: a sentence that
-another sub-question's wording fits better is still this one's when it is found here
-(an earlier rule gave it to the better-fitting sub-question, which often never fetched
-the page, so the answer was claimed nowhere); the engine states a finding once per run.
+Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, IDF over the sentence
+pool) and `sentence_claims`, over `candidates.sentence_candidates`: a sentence must carry a focus term of
+the sub-question, name an enumerated item whole, and carry the angle's cue words for the time and counter
+angles; sentences that answer the sub-question (`answering.answer_score`; a how-to answer must also carry
+the subject's rarest term, in its words or its section's; a sentence that puts its answer off to what
+follows answers nothing) come first, in BM25 order times the bonuses below (a heading or an entry naming
+the subject, the subject opening a definition's sentence, a sentence saying what to do for "how do I", a
+judgement for "should I", two compared items set against each other, release notes for a question about
+change and against them otherwise), and a lookup's sentence that states no answer of its kind is refused;
+at most `max_claims` strong ones, `per_source_cap` per source, the ones after `OPEN_CLAIMS` only from pages
+already chosen; the same sentence in another source corroborates the claim instead of repeating it, and
+two quotes of one sentence (alone, with its antecedent, with its entry's term) are one claim. Every
+sentence of the sub-question's own sources is a candidate: a sentence that another sub-question's wording
+fits better is still this one's when it is found here (an earlier rule gave it to the better-fitting
+sub-question, which often never fetched the page, so the answer was claimed nowhere); the engine states a
+finding once per run.
 
-BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no
-dependency, and this way the tokenizer, stop words and tie-breaking (deterministic, by
-source and position) are ours. Pure; every claim is one run of a source's text (a passage
-break read as one space, as the verifier's normalized match reads it).
+BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no dependency, and
+this way the tokenizer, stop words and tie-breaking (deterministic, by source and position) are ours.
+Pure; every claim is one candidate, one run of a source's text.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from research_engine.answering import (
@@ -37,22 +35,23 @@ from research_engine.answering import (
     AnswerKind,
     answer_score,
     asked_for,
+    asks_what_changed,
     expected_kind,
     identifier_parts,
     shared_terms,
-    with_parts,
 )
-from research_engine.engine.extractive.plan import LOOKUP_KINDS, TIME_RE
+from research_engine.engine.extractive.candidates import (
+    DANGLING_START_RE,
+    sentence_candidates,
+)
+from research_engine.engine.extractive.plan import EVALUATIVE_RE, LOOKUP_KINDS, TIME_RE
 from research_engine.engine.extractive.targets import plan_targets
 from research_engine.engine.extractive.text import (
-    TERMINAL_RE,
-    is_claim_sentence,
     jaccard,
     near_key,
-    sentences,
     tokens,
 )
-from research_engine.engine.models import ClaimDraft, Passage, SourceText
+from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.terms import fold
 from research_engine.vocabulary import Confidence
 
@@ -64,32 +63,16 @@ KEEP_SHARE = 0.35  # a claim must score at least this share of the sub-question'
 # answer ("Plain VACUUM (without FULL) simply reclaims space ..." beside the entry of VACUUM FULL).
 ANSWER_KEEP_SHARE = 0.2
 DANGLING_PENALTY = 0.8  # "It ...", "This ...": the sentence leans on one we do not quote
-DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
-CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
-TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
-FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
+# A sentence that states its answer later ("... can be protected by following the steps below.")
+DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\s*[.:]$", re.I)
 PROCEDURE_VERB_RE = re.compile(
     r"^\s*how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one)|to)\s+(\w+)", re.I
 )
-LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
-ANAPHORA_RE = re.compile(
-    r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
-    r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
-    re.IGNORECASE,
-)
-ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence and the one before it, quoted together
-ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
-ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
-TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 LEAD_BONUS, LEAD_SPAN = 0.5, 8  # the first sentence of a source x1.44, the 8th x1.25, the 40th x1.08
 HEADING_BONUS = 1.0  # a sentence under a heading naming all the question's subject words x2
-ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
-EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
-CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CORE_IDF_SHARE = 0.75  # a subject term this rare, beside the rarest, is one an answer must carry
 CORE_MIN_TERMS = 3
 PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
-CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 CHANGELOG_WEIGHT = 0.6  # a release note's sentence, for a question not about change
 OPEN_CLAIMS = 3  # claims a sub-question takes from any of its sources; the rest from those sources only
 CONTRAST_BONUS = 1.0  # a sentence setting two of the compared items against each other x2
@@ -99,28 +82,26 @@ CONTRAST_RE = re.compile(
     r"than)\b",
     re.IGNORECASE,
 )
+JUDGEMENT_RE = re.compile(
+    r"\b(?:most|least|more|less)\s+(?!than\b)[a-z]+|\b(?:better|best|worse|worst|recommend\w*|prefer\w*|should|"
+    r"avoid|deprecated|discouraged|insecure|safer|safest)\b",
+    re.IGNORECASE,
+)
+JUDGEMENT_BONUS = 1.0  # for a question that weighs ("should I use X or Y"): a sentence that judges x2
+_DO = (  # what a documentation page tells its reader to do
+    r"(?:use|add|set|call|pass|include|put|enable|disable|wrap|decorate|apply|import|override|subclass|"
+    r"configure|specify|install|run|register|define|mark|write)"
+)
+INSTRUCTION_RE = re.compile(
+    rf"(?:^|[,;:]\s+|\bthen\s+){_DO}\b|\byou\s+(?:can|should|must|need\s+to|have\s+to|may)\s+"
+    rf"(?:also\s+|simply\s+|just\s+)?{_DO}\b|\bby\s+(?:using|adding|setting|calling|passing|wrapping)\b",
+    re.IGNORECASE,
+)
+INSTRUCTION_BONUS = 1.0  # for "how do I": a sentence saying what to do ("..., use the X tag") x2
+LEAD_IN_RE = re.compile(r"^(?:[\w-]+\s+){0,3}[\w-]+,\s+")  # "By contrast, ", "In PostgreSQL 15, "
+TOPIC_BONUS = 1.0  # for "what is X": a sentence with X as its subject ("select_related works by ...") x2
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
-MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
-
-
-@dataclass
-class SentenceCandidate:
-    text: str
-    ref: str
-    source_index: int
-    position: int  # passage order then sentence order inside the source
-    terms: list[str]
-    heading: set[str]  # the terms of the nearest heading above it, and of the page title
-    row: bool = False  # a table row, not a sentence
-    # A sentence quoted with its entry's term although it is a claim alone: the terms the term adds. Such a
-    # span is a candidate only where it adds what the question is about.
-    head_adds: set[str] = field(default_factory=set)
-    entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
-    entry_rank: int = 0  # how many claimable sentences of its entry come before it
-    title: set[str] = field(default_factory=set)  # the terms of its page's title
-    changelog: bool = False  # its page is release notes or a changelog (by its title)
-    alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
-    head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
+SAME_QUOTE_SHARE = 0.6  # two quotes sharing a run of this share of the shorter one's words state one finding
 
 
 def idf_table(documents: list[list[str]]) -> dict[str, float]:
@@ -154,199 +135,38 @@ def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
     return scores
 
 
-def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
-    """Every quotable sentence of the sources' claim-bearing passages, in source and reading order.
-
-    Beside each sentence, a span that states what it is about when the sentence does not: a reference
-    entry's sentence with the entry's term ("shared_buffers (integer) Sets the amount ... The default is
-    typically 128 megabytes (128MB), ..."; "SESSION_COOKIE_AGE Default: 1209600 (2 weeks, in seconds) The
-    age of session cookies, in seconds."), and a sentence opening with a pronoun with the sentence before
-    it, across a passage break too. Each is one verbatim run of the page's text.
-    """
-    out: list[SentenceCandidate] = []
-    for s_index, source in enumerate(sources):
-        position = 0
-        previous_kind: str | None = None
-        title = set(tokens(source.title or ""))
-        changelog = CHANGELOG_RE.search(source.title or "") is not None
-        heading = title
-        entry: list[str] = []  # the passages since the last heading or term, the heading first
-        entry_headed = False  # the entry opens with a heading, not a definition term
-        head_terms: set[str] = set()  # the own terms of the entry's heading or term
-        rank = 0  # claimable sentences of the entry so far
-        intro: str | None = None  # "... contains many new features, including:" and the list's items so far
-        for p_index, passage in enumerate(source.passages):
-            prior_kind = previous_kind
-            after_code, previous_kind = previous_kind == "code", passage.kind
-            if passage.kind != "heading" and _is_code(passage):
-                entry, intro = [], None  # an example line the extraction kept as text heads nothing
-                continue
-            if passage.kind == "heading" or TERM_RE.match(passage.text):
-                # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
-                # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
-                # the heading's entry.
-                label = passage.kind != "heading" and LABEL_RE.match(passage.text)
-                if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
-                    heading = heading | set(with_parts(tokens(passage.text)))
-                    entry.append(passage.text)
-                elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
-                    entry = []
-                else:
-                    heading = title | set(with_parts(tokens(passage.text)))
-                    entry, entry_headed = [passage.text], passage.kind == "heading"
-                    head_terms, rank = set(tokens(passage.text)), 0
-                intro = None
-                continue
-            if passage.kind not in CLAIM_PASSAGE_KINDS:
-                entry, intro = [], None
-                continue
-            before = entry[:]
-            entry.append(passage.text)
-            # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
-            # (extraction flattens some lists).
-            one = sentences(passage.text)
-            is_item = (passage.kind == "list-item" or len(one) == 1) and _is_statement(passage.text)
-            listed = intro if is_item else None
-            intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
-            if passage.kind == "table-row":
-                # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
-                # whole row is one candidate, kept only where a lookup finds its answer in it.
-                position += 1
-                cells = passage.text.split(" | ")
-                if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
-                    out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
-                continue
-            spans = sentences(passage.text)
-            for n, (start, end) in enumerate(spans):
-                first_new = len(out)
-                position += 1
-                text = passage.text[start:end]
-                if n == 0 and after_code and text[:1].islower():
-                    continue  # "subclass that uses ...": the rest of a sentence whose subject was code
-                headed = _entry_span(before, passage.text[:end])
-                follows = source.passages[p_index + 1] if p_index + 1 < len(source.passages) else None
-                introduces_code = (
-                    n == len(spans) - 1
-                    and follows is not None
-                    and _is_code(follows)
-                    and _introduces_example(text)
-                )
-                # A list item with no full stop ("Remove PUBLIC creation permission on the public schema
-                # (Noah Misch)") is a statement all the same: release notes and feature lists read so.
-                item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text)
-                if (
-                    listed
-                    and len(f"{listed} {text}".split()) <= ANTECEDENT_MAX_WORDS
-                    and (item or is_claim_sentence(text))
-                ):
-                    # "PostgreSQL 15 contains many new features and enhancements, including: Support for
-                    # the SQL MERGE command.": the item with the sentence that says what the list is.
-                    out.append(_candidate(f"{listed} {text}", source.ref, s_index, position, heading))
-                if n == len(spans) - 1 and passage.kind == "paragraph" and _introduces_example(text):
-                    intro = text
-                if (not is_claim_sentence(text) and not introduces_code and not item) or MANGLED_RE.search(
-                    text
-                ):
-                    # A short sentence of a reference entry ("The age of session cookies, in seconds.")
-                    # is a finding with its term and the lines between ("Default: 1209600 ...").
-                    if headed and _is_entry_claim(text, headed):
-                        out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
-                        rank = _place_in_entry(
-                            out[first_new:], head_terms if entry else set(), rank, title, changelog
-                        )
-                    continue
-                if n:
-                    joined = passage.text[spans[n - 1][0] : end]
-                else:  # the antecedent is the previous passage's last sentence
-                    prose = before and prior_kind == "paragraph" and not TERM_RE.match(before[-1])
-                    last = sentences(before[-1])[-1:] if prose else []
-                    if last and not is_claim_sentence(before[-1][last[0][0] : last[0][1]]):
-                        last = []  # a code line or a fragment says nothing "this" could stand for
-                    joined = f"{before[-1][last[0][0] :]} {text}" if last else ""
-                if joined and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
-                    if DANGLING_START_RE.match(text):
-                        # "This is the most secure method": the quote takes the sentence that says what
-                        # "this" is, so the claim stands on its own (still one verbatim span of the page).
-                        text = joined
-                    elif ANAPHORA_RE.search(text):
-                        # "You can also use X for this purpose": alone it says nothing of the purpose; with
-                        # the sentence before it, it is a finding (both are candidates).
-                        out.append(_candidate(joined, source.ref, s_index, position, heading))
-                if introduces_code and follows is not None and _quotable_example(follows.text):
-                    text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
-                out.append(_candidate(text, source.ref, s_index, position, heading))
-                if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
-                    alone = set(out[-1].terms)
-                    out.append(
-                        _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
-                    )
-                    out[-1].alone_index, out[-1].head_lines = len(out) - 2, len(before)
-                rank = _place_in_entry(
-                    out[first_new:], head_terms if entry else set(), rank, title, changelog
-                )
-    return out
+def _opens_with(text: str, subject: set[str], context: set[str]) -> bool:
+    """Is `subject` what the sentence is about: do its first key terms, before or after a lead-in ("By
+    contrast, jsonb does not ..."), name it, with context terms only between ("VACUUM FULL rewrites ..."
+    for FULL, not "Plain VACUUM (without FULL) ..."), and go on to say something? A call with arguments
+    ("prefetch_related('toppings') implied ...") or a prompt (">>> ...") opens an example, not a statement."""
+    if not subject:
+        return False
+    for opening_text in (text, LEAD_IN_RE.sub("", text, count=1)):
+        if not opening_text[:1].isalnum():
+            continue
+        head = tokens(re.split(r"\((?!\))", opening_text, maxsplit=1)[0])
+        opening: set[str] = set()
+        for term in head:
+            if term not in subject and term not in context:
+                break
+            opening.add(term)
+        if subject <= opening and len(head) > len(opening):
+            return True
+    return False
 
 
-def _place_in_entry(
-    new: list[SentenceCandidate], head: set[str], rank: int, title: set[str], changelog: bool
-) -> int:
-    """Mark one sentence's candidates with their entry's head and rank; the next sentence's rank."""
-    for cand in new:
-        cand.entry_head, cand.entry_rank, cand.title, cand.changelog = head, rank, title, changelog
-    return rank + 1 if new else rank
-
-
-def _candidate(
-    text: str,
-    ref: str,
-    source_index: int,
-    position: int,
-    heading: set[str],
-    *,
-    row: bool = False,
-    head: list[str] | None = None,
-    alone: set[str] | None = None,
-) -> SentenceCandidate:
-    adds = set(with_parts(tokens(" ".join(head)))) - (alone or set()) if head and alone is not None else set()
-    return SentenceCandidate(
-        text, ref, source_index, position, with_parts(tokens(text)), heading, row=row, head_adds=adds
-    )
-
-
-def _is_code(passage: Passage) -> bool:
-    """A code block, or a one-line example the extraction kept as text (`<form method="post">{% csrf_token
-    %}`): no sentence end, and markup or operators in it."""
-    if passage.kind == "code":
+def _same_quote(a: str, b: str) -> bool:
+    """Do two candidate quotes state one finding: one inside the other, or most of the shorter one as a run
+    of the other ("default_transaction_isolation ( Each SQL transaction has an isolation level, ..." beside
+    "Each SQL transaction has an isolation level, ... This parameter controls the default ...")? A sentence
+    two entries end with alike ("This parameter can only be set in the postgresql.conf file") is not most
+    of either."""
+    if a in b or b in a:
         return True
-    text = passage.text
-    marks = sum(text.count(c) for c in "{}<>=%@$;")
-    return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
-
-
-def _quotable_example(text: str) -> bool:
-    """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
-    sentence end (a prompt's "...", a "?" or "!")."""
-    return len(text.split()) <= EXAMPLE_MAX_WORDS and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
-
-
-def _is_statement(text: str) -> bool:
-    """A quotable sentence, or a line with no full stop that would be one with it."""
-    return is_claim_sentence(text) or (
-        len(text.split()) >= ITEM_MIN_WORDS
-        and not TERMINAL_RE.search(text)
-        and not text.endswith(":")
-        and is_claim_sentence(f"{text}.")
-    )
-
-
-def _introduces_example(sentence: str) -> bool:
-    """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
-    done, stated in full. "The following settings are available:" announces, it does not state."""
-    return (
-        sentence.endswith(":")
-        and not FOLLOWING_RE.search(sentence)
-        and is_claim_sentence(sentence[:-1] + ".")
-    )
+    x, y = a.split(), b.split()
+    run = difflib.SequenceMatcher(None, x, y, autojunk=False).find_longest_match(0, len(x), 0, len(y)).size
+    return run >= SAME_QUOTE_SHARE * min(len(x), len(y))
 
 
 def _core_terms(subject: set[str], idf: dict[str, float]) -> set[str]:
@@ -371,24 +191,6 @@ def _names_subject(head: set[str], subject: set[str], context: set[str]) -> bool
         and len(head - named - context) <= 1
         and (2 * len(covered) >= len(subject) or any("_" in t for t in named))
     )
-
-
-def _is_entry_claim(sentence: str, span: str) -> bool:
-    return (
-        len(sentence.split()) >= ENTRY_SENTENCE_MIN_WORDS
-        and TERMINAL_RE.search(sentence) is not None
-        and is_claim_sentence(span)
-        and not MANGLED_RE.search(span)
-    )
-
-
-def _entry_span(before: list[str], upto: str) -> str | None:
-    """The entry's term, the passages between and `upto` as one span, when the entry has a term and the
-    span is short enough to read as one finding."""
-    if not before or not TERM_RE.match(before[0]) or len(before) > ENTRY_PASSAGES:
-        return None
-    span = " ".join([*before, upto])
-    return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
 
 
 def sentence_claims(
@@ -427,7 +229,11 @@ def sentence_claims(
     weighted = [t for t in ranking for _ in range(FOCUS_WEIGHT if t in subject else 1)]
     scores = bm25_scores(weighted, [c.terms for c in candidates])
     contrasting = len(target.items) >= 2 and DIFFERENCE_RE.search(question) is not None
-    about_change = expected_kind(question) == AnswerKind.VERSION or TIME_RE.search(question) is not None
+    about_change = (
+        expected_kind(question) == AnswerKind.VERSION
+        or asks_what_changed(question)
+        or TIME_RE.search(question) is not None
+    )
     scored = [answer_score(question, c.text, context, subject) for c in candidates]
     # The answer score counts the question's terms alike; in these pages some are everywhere ("test",
     # "run") and one says what "how do I run my test suite in parallel" is about. A sentence without the
@@ -441,9 +247,16 @@ def sentence_claims(
     verb = PROCEDURE_VERB_RE.match(question)
     about = subject - {fold(verb.group(1).lower())} if verb else subject
     core = _core_terms(about, idf_table([c.terms for c in candidates])) if procedure else set()
+    # (A sentence under a heading or on a page naming the core term is about it: "In any template that uses
+    # a POST form, use the csrf_token tag" on the page "Cross Site Request Forgery protection".)
+    # A sentence that puts its answer off ("... can be protected by following the steps below.") answers
+    # nothing itself.
     answers = [
-        a.answers and (not core or bool(core & set(c.terms))) for a, c in zip(scored, candidates, strict=True)
+        a.answers and (not core or bool(core & (set(c.terms) | c.heading))) and not DEFERS_RE.search(c.text)
+        for a, c in zip(scored, candidates, strict=True)
     ]
+    weighing = EVALUATIVE_RE.search(question) is not None
+    defining = expected_kind(question) == AnswerKind.EXPLANATION and not contrasting
     subject_share = lambda terms: len(subject & terms) / max(1, len(subject))  # noqa: E731
     for i, cand in enumerate(candidates):
         if DANGLING_START_RE.match(cand.text):  # no sentence before it to say what the pronoun means
@@ -462,10 +275,16 @@ def sentence_claims(
             # Under a heading or term that names what is asked ("select_related()", "shared_buffers
             # (integer)"), the entry's first sentences say what it is: a definition.
             scores[i] *= 1 + ENTRY_BONUS / (1 + cand.entry_rank)
-        if cand.changelog and not about_change:
+        if cand.changelog:
             # Release notes state what changed in some version, reference pages what holds now: for a question
-            # that does not ask about change, the reference page's sentence comes first.
-            scores[i] *= CHANGELOG_WEIGHT
+            # about change the release note's sentence comes first, for any other the reference page's.
+            scores[i] *= 1 / CHANGELOG_WEIGHT if about_change else CHANGELOG_WEIGHT
+        if weighing and JUDGEMENT_RE.search(cand.text):
+            scores[i] *= 1 + JUDGEMENT_BONUS  # "This is the most secure of the currently provided methods"
+        if procedure and INSTRUCTION_RE.search(cand.text):
+            scores[i] *= 1 + INSTRUCTION_BONUS
+        if defining and _opens_with(cand.text, subject, context):
+            scores[i] *= 1 + TOPIC_BONUS
         if (
             contrasting
             and CONTRAST_RE.search(cand.text)
@@ -524,8 +343,8 @@ def sentence_claims(
             continue
         if any(jaccard(have, other) >= 0.8 for other in chosen_terms):
             continue  # a near-duplicate of a claim already chosen
-        if any(cand.text in c.text or c.text in cand.text for c in chosen):
-            continue  # one sentence alone and with its antecedent: the same finding twice
+        if any(_same_quote(cand.text, c.text) for c in chosen):
+            continue  # one sentence alone and with its antecedent or its entry's term: the same finding twice
         if len(chosen) >= max_claims or per_source[cand.ref] >= per_source_cap:
             continue
         if len(chosen) >= OPEN_CLAIMS and not per_source[cand.ref]:

@@ -1,0 +1,295 @@
+"""Sentence candidates: the quotable runs of a source's text, each with what the ranking needs to know.
+
+`sentence_candidates` reads a sub-question's fetched passages in order and returns every quotable
+sentence of its claim-bearing passages (fragments, code, navigation and headings filtered out) plus the
+runs of text in which reference documentation states a finding without one plain sentence: an entry's
+term with its lines, a pronoun-led sentence with the sentences back to the one naming what the pronoun
+stands for, a list item with the sentence announcing the list, a sentence with the one-line example it
+introduces, a table row whole. Each candidate knows its heading, its entry's head and rank, its page's
+title and whether the page is release notes; `picking` ranks them. Pure; every candidate is one run of
+a source's text (a passage break read as one space, as the verifier's normalized match reads it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from research_engine.answering import with_parts
+from research_engine.engine.extractive.text import TERMINAL_RE, is_claim_sentence, sentences, tokens
+from research_engine.engine.models import Passage, SourceText
+
+DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
+CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
+FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
+LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
+ANAPHORA_RE = re.compile(
+    r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
+    r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
+    re.IGNORECASE,
+)
+ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence quoted with the ones back to its antecedent, at most
+ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
+ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
+TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
+ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
+EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
+CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
+CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
+
+
+@dataclass
+class SentenceCandidate:
+    text: str
+    ref: str
+    source_index: int
+    position: int  # passage order then sentence order inside the source
+    terms: list[str]
+    heading: set[str]  # the terms of the nearest heading above it, and of the page title
+    row: bool = False  # a table row, not a sentence
+    # A sentence quoted with its entry's term although it is a claim alone: the terms the term adds. Such a
+    # span is a candidate only where it adds what the question is about.
+    head_adds: set[str] = field(default_factory=set)
+    entry_head: set[str] = field(default_factory=set)  # the own terms of the heading or term it falls under
+    entry_rank: int = 0  # how many claimable sentences of its entry come before it
+    title: set[str] = field(default_factory=set)  # the terms of its page's title
+    changelog: bool = False  # its page is release notes or a changelog (by its title)
+    alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
+    head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
+
+
+def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
+    """Every quotable sentence of the sources' claim-bearing passages, in source and reading order.
+
+    Beside each sentence, a span that states what it is about when the sentence does not: a reference
+    entry's sentence with the entry's term ("shared_buffers (integer) Sets the amount ... The default is
+    typically 128 megabytes (128MB), ..."; "SESSION_COOKIE_AGE Default: 1209600 (2 weeks, in seconds) The
+    age of session cookies, in seconds."), and a sentence opening with a pronoun with the sentences back to
+    the one naming what it stands for, across a passage break too. A table row is never an entry's term.
+    Each is one verbatim run of the page's text.
+    """
+    out: list[SentenceCandidate] = []
+    for s_index, source in enumerate(sources):
+        position = 0
+        previous_kind: str | None = None
+        title = set(tokens(source.title or ""))
+        changelog = CHANGELOG_RE.search(source.title or "") is not None
+        heading = title
+        entry: list[str] = []  # the passages since the last heading or term, the heading first
+        entry_headed = False  # the entry opens with a heading, not a definition term
+        head_terms: set[str] = set()  # the own terms of the entry's heading or term
+        rank = 0  # claimable sentences of the entry so far
+        intro: str | None = None  # "... contains many new features, including:" and the list's items so far
+        for p_index, passage in enumerate(source.passages):
+            prior_kind = previous_kind
+            after_code, previous_kind = previous_kind == "code", passage.kind
+            if passage.kind != "heading" and _is_code(passage):
+                entry, intro = [], None  # an example line the extraction kept as text heads nothing
+                continue
+            if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
+                # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
+                # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
+                # the heading's entry.
+                label = passage.kind != "heading" and LABEL_RE.match(passage.text)
+                if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
+                    heading = heading | set(with_parts(tokens(passage.text)))
+                    entry.append(passage.text)
+                elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
+                    entry = []
+                else:
+                    heading = title | set(with_parts(tokens(passage.text)))
+                    entry, entry_headed = [passage.text], passage.kind == "heading"
+                    head_terms, rank = set(tokens(passage.text)), 0
+                intro = None
+                continue
+            if passage.kind not in CLAIM_PASSAGE_KINDS:
+                entry, intro = [], None
+                continue
+            before = entry[:]
+            entry.append(passage.text)
+            # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
+            # (extraction flattens some lists).
+            one = sentences(passage.text)
+            is_item = (passage.kind == "list-item" or len(one) == 1) and _is_statement(passage.text)
+            listed = intro if is_item else None
+            intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
+            if passage.kind == "table-row":
+                # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
+                # whole row is one candidate, kept only where a lookup finds its answer in it.
+                position += 1
+                cells = passage.text.split(" | ")
+                if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
+                    out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
+                continue
+            spans = sentences(passage.text)
+            for n, (start, end) in enumerate(spans):
+                first_new = len(out)
+                position += 1
+                text = passage.text[start:end]
+                if n == 0 and after_code and text[:1].islower():
+                    continue  # "subclass that uses ...": the rest of a sentence whose subject was code
+                headed = _entry_span(before, passage.text[:end])
+                follows = source.passages[p_index + 1] if p_index + 1 < len(source.passages) else None
+                introduces_code = (
+                    n == len(spans) - 1
+                    and follows is not None
+                    and _is_code(follows)
+                    and _introduces_example(text)
+                )
+                # A list item with no full stop ("Remove PUBLIC creation permission on the public schema
+                # (Noah Misch)") is a statement all the same: release notes and feature lists read so.
+                item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text)
+                if (
+                    listed
+                    and len(f"{listed} {text}".split()) <= ANTECEDENT_MAX_WORDS
+                    and (item or is_claim_sentence(text))
+                ):
+                    # "PostgreSQL 15 contains many new features and enhancements, including: Support for
+                    # the SQL MERGE command.": the item with the sentence that says what the list is.
+                    out.append(_candidate(f"{listed} {text}", source.ref, s_index, position, heading))
+                if n == len(spans) - 1 and passage.kind == "paragraph" and _introduces_example(text):
+                    intro = text
+                if (not is_claim_sentence(text) and not introduces_code and not item) or MANGLED_RE.search(
+                    text
+                ):
+                    # A short sentence of a reference entry ("The age of session cookies, in seconds.")
+                    # is a finding with its term and the lines between ("Default: 1209600 ...").
+                    if headed and _is_entry_claim(text, headed):
+                        out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
+                        rank = _place_in_entry(
+                            out[first_new:], head_terms if entry else set(), rank, title, changelog
+                        )
+                    continue
+                if n:
+                    # "The method X performs ... It is a challenge-response scheme ... This is the most
+                    # secure ...": back to the sentence that names what the pronouns stand for.
+                    joined = passage.text[spans[_antecedent(passage.text, spans, n - 1, end, "")][0] : end]
+                else:  # the antecedent is the previous passage's last sentence
+                    prose = before and prior_kind == "paragraph" and not TERM_RE.match(before[-1])
+                    back = sentences(before[-1]) if prose else []
+                    if back and not is_claim_sentence(before[-1][back[-1][0] : back[-1][1]]):
+                        back = []  # a code line or a fragment says nothing "this" could stand for
+                    start = (
+                        back[_antecedent(before[-1], back, len(back) - 1, len(before[-1]), text)][0]
+                        if back
+                        else 0
+                    )
+                    joined = f"{before[-1][start:]} {text}" if back else ""
+                if joined and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
+                    if DANGLING_START_RE.match(text):
+                        # "This is the most secure method": the quote takes the sentence that says what
+                        # "this" is, so the claim stands on its own (still one verbatim span of the page).
+                        text = joined
+                    elif ANAPHORA_RE.search(text):
+                        # "You can also use X for this purpose": alone it says nothing of the purpose; with
+                        # the sentence before it, it is a finding (both are candidates).
+                        out.append(_candidate(joined, source.ref, s_index, position, heading))
+                if introduces_code and follows is not None and _quotable_example(follows.text):
+                    text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
+                out.append(_candidate(text, source.ref, s_index, position, heading))
+                if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
+                    alone = set(out[-1].terms)
+                    out.append(
+                        _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
+                    )
+                    out[-1].alone_index, out[-1].head_lines = len(out) - 2, len(before)
+                rank = _place_in_entry(
+                    out[first_new:], head_terms if entry else set(), rank, title, changelog
+                )
+    return out
+
+
+def _antecedent(text: str, spans: list[tuple[int, int]], k: int, stop: int, tail: str) -> int:
+    """The sentence of `text` (of `spans`) a quote ending with sentence `k` (or with `tail` after `text`)
+    starts at: sentence k, or further back while it opens with a pronoun ("The method X performs ... It is
+    a challenge-response scheme ... This is the most secure ...": back to the sentence naming X), within
+    ANTECEDENT_MAX_WORDS."""
+    while (
+        k
+        and DANGLING_START_RE.match(text[spans[k][0] :])
+        and len(f"{text[spans[k - 1][0] : stop]} {tail}".split()) <= ANTECEDENT_MAX_WORDS
+    ):
+        k -= 1
+    return k
+
+
+def _place_in_entry(
+    new: list[SentenceCandidate], head: set[str], rank: int, title: set[str], changelog: bool
+) -> int:
+    """Mark one sentence's candidates with their entry's head and rank; the next sentence's rank."""
+    for cand in new:
+        cand.entry_head, cand.entry_rank, cand.title, cand.changelog = head, rank, title, changelog
+    return rank + 1 if new else rank
+
+
+def _candidate(
+    text: str,
+    ref: str,
+    source_index: int,
+    position: int,
+    heading: set[str],
+    *,
+    row: bool = False,
+    head: list[str] | None = None,
+    alone: set[str] | None = None,
+) -> SentenceCandidate:
+    adds = set(with_parts(tokens(" ".join(head)))) - (alone or set()) if head and alone is not None else set()
+    return SentenceCandidate(
+        text, ref, source_index, position, with_parts(tokens(text)), heading, row=row, head_adds=adds
+    )
+
+
+def _is_code(passage: Passage) -> bool:
+    """A code block, or a one-line example the extraction kept as text (`<form method="post">{% csrf_token
+    %}`): no sentence end, and markup or operators in it."""
+    if passage.kind == "code":
+        return True
+    text = passage.text
+    marks = sum(text.count(c) for c in "{}<>=%@$;")
+    return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
+
+
+def _quotable_example(text: str) -> bool:
+    """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
+    sentence end (a prompt's "...", a "?" or "!")."""
+    return len(text.split()) <= EXAMPLE_MAX_WORDS and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
+
+
+def _is_statement(text: str) -> bool:
+    """A quotable sentence, or a line with no full stop that would be one with it."""
+    return is_claim_sentence(text) or (
+        len(text.split()) >= ITEM_MIN_WORDS
+        and not TERMINAL_RE.search(text)
+        and not text.endswith(":")
+        and is_claim_sentence(f"{text}.")
+    )
+
+
+def _introduces_example(sentence: str) -> bool:
+    """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
+    done, stated in full. "The following settings are available:" announces, it does not state."""
+    return (
+        sentence.endswith(":")
+        and not FOLLOWING_RE.search(sentence)
+        and is_claim_sentence(sentence[:-1] + ".")
+    )
+
+
+def _is_entry_claim(sentence: str, span: str) -> bool:
+    return (
+        len(sentence.split()) >= ENTRY_SENTENCE_MIN_WORDS
+        and TERMINAL_RE.search(sentence) is not None
+        and is_claim_sentence(span)
+        and not MANGLED_RE.search(span)
+    )
+
+
+def _entry_span(before: list[str], upto: str) -> str | None:
+    """The entry's term, the passages between and `upto` as one span, when the entry has a term and the
+    span is short enough to read as one finding."""
+    if not before or not TERM_RE.match(before[0]) or len(before) > ENTRY_PASSAGES:
+        return None
+    span = " ".join([*before, upto])
+    return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
