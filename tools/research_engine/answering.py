@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from research_engine.terms import STOP_WORDS, fold, words
+from research_engine.terms import STOP_WORDS, fold, phrasal_compounds, words
 
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
 # Answers drop qualifiers: three of the question's key terms, or 60% of a long question's, count as all.
@@ -157,7 +157,8 @@ class AnswerScore:
 
 def key_terms(text: str) -> list[str]:
     """The folded key terms of a question or claim, in order, unique."""
-    return list(dict.fromkeys(fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1))
+    folded = [fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
+    return list(dict.fromkeys(folded + phrasal_compounds(text)))
 
 
 def claim_terms(text: str) -> list[str]:

@@ -49,6 +49,16 @@ def words(text: str) -> list[str]:
     return WORD_RE.findall(text.lower())
 
 
+_PHRASAL_RE = re.compile(r"\b([a-z]{2,})-(in|out|up|on|off|down|back)\b")
+
+
+def phrasal_compounds(text: str) -> list[str]:
+    """The one word documentation writes for a hyphenated verb and particle: "logged-in" -> "login",
+    "set-up" -> "setup", "built-in" -> "builtin" (the verb folded first). Only hyphenated pairs: "stored
+    in" is a verb and a preposition far more often than a compound."""
+    return [fold(verb) + particle for verb, particle in _PHRASAL_RE.findall(text.lower())]
+
+
 def fold(word: str) -> str:
     """A light suffix fold of one lowercased word; numbers and identifiers come back unchanged."""
     if len(word) <= 3 or not word.isalpha():

@@ -13,10 +13,12 @@ from research_engine.answering import (
     claim_terms,
     expected_kind,
     identifier_parts,
+    key_terms,
     relevance,
     shared_terms,
     subject_terms,
 )
+from research_engine.terms import phrasal_compounds
 
 
 @pytest.mark.parametrize(
@@ -194,3 +196,22 @@ def test_what_changed_in_a_named_version_asks_for_the_change():
         expected_kind("What changed in PostgreSQL 15 about who may create objects?") == AnswerKind.EXPLANATION
     )
     assert expected_kind("What changed recently regarding Django?") == AnswerKind.VERSION
+
+
+def test_an_identifier_spelling_the_questions_own_words_is_no_answer():
+    question = "How do I choose the type of the automatically added primary key for my Django models?"
+    # "primary_key" is the question's "primary key" written as code: it names nothing the asker lacks.
+    echo = "If you don’t specify primary_key=True for any field in your model, Django will add a field."
+    mechanism = (
+        "By default, Django gives each model an auto-incrementing primary key with the type specified "
+        "per app in AppConfig.default_auto_field or globally in the DEFAULT_AUTO_FIELD setting."
+    )
+    assert answer_score(question, echo).kind_found is None
+    assert answer_score(question, mechanism).kind_found in ("AppConfig", "DEFAULT_AUTO_FIELD")
+    assert answer_score(question, mechanism).answers
+
+
+def test_a_hyphenated_phrasal_verb_is_also_the_one_word_the_docs_write():
+    assert "login" in key_terms("How do I restrict a Django view to logged-in users?")
+    assert "login" in claim_terms("The login_required decorator redirects anonymous users.")
+    assert phrasal_compounds("a built-in function, a set-up step, stored in a file") == ["builtin", "setup"]

@@ -15,6 +15,7 @@ import pytest
 
 from research_engine import grounding
 from research_engine.engine.extractive.candidates import sentence_candidates
+from research_engine.engine.extractive.picking import _opens_with, _same_quote
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
@@ -95,3 +96,97 @@ def test_every_candidate_is_one_run_of_its_page(name):
     text = "\n\n".join(p.text for p in page.passages)
     for cand in sentence_candidates([page]):
         assert grounding.find_quote(cand.text, text).found, cand.text
+
+
+def test_a_table_row_is_a_finding_and_never_the_term_of_the_row_after_it():
+    rows = [c for c in sentence_candidates([source("postgresql-15-limits.html")]) if c.row]
+    texts = [c.text for c in rows]
+    # "field size | 1 GB" is short enough to read as a definition term; it is a row like the others.
+    assert (
+        "field size | 1 GB" in texts
+        and "relation size | 32 TB | with the default BLCKSZ of 8192 bytes" in texts
+    )
+    assert all(not c.entry_head for c in rows)
+    question = "What is the maximum size of a single field value in PostgreSQL?"
+    assert "field size | 1 GB" in claims_for(question, question, "postgresql-15-limits.html")
+
+
+def test_the_sentence_stating_the_default_is_chosen_once():
+    question = "Which of the transaction isolation levels is the default?"
+    texts = claims_for(question, question, "postgresql-15-transaction-iso.html")
+    assert "Read Committed is the default isolation level in PostgreSQL." in texts
+    # No two claims quote one sentence (alone, with its antecedent, with its entry's term).
+    assert not any(_same_quote(a, b) for i, a in enumerate(texts) for b in texts[i + 1 :]), texts
+
+
+def test_a_question_about_change_reads_the_release_notes_first():
+    question = "What changed in PostgreSQL 15 about who may create objects in the public schema?"
+    sources = ("postgresql-15-ddl-schemas.html", "postgresql-15-release-15.html")
+    claims = claims_for(question, question, *sources)
+    assert "Remove PUBLIC creation permission on the public schema (Noah Misch)" in claims
+    assert claims[0] in {c.text for c in sentence_candidates([source("postgresql-15-release-15.html")])}
+
+
+def test_a_run_of_pronoun_led_sentences_is_quoted_back_to_the_name_and_a_judgement_answers_should_i():
+    page = source("postgresql-15-auth-password.html")
+    # "It is a challenge-response scheme ..." and "This is the most secure ..." (a <p> of its own) both lean
+    # on "The method scram-sha-256 ...": the quote goes back to it across both.
+    chain = [
+        c.text
+        for c in sentence_candidates([page])
+        if c.text.startswith("The method scram-sha-256 performs") and "most secure" in c.text
+    ]
+    assert chain and chain[0].endswith("not supported by older client libraries.")
+    question = "Should I use md5 or scram-sha-256 password authentication in PostgreSQL?"
+    claims = claims_for(question, question, "postgresql-15-auth-password.html")
+    assert "most secure of the currently provided methods" in claims[0], claims
+
+
+def test_how_do_i_is_answered_by_the_sentence_saying_what_to_do():
+    question = "How do I protect a POST form in a Django template against cross-site request forgery?"
+    claims = claims_for(question, question, "django-3.2-ref-csrf.html")
+    assert any("{% csrf_token %}" in t for t in claims), claims
+    # "... can then be protected by following the steps below." puts its answer off: it is no claim.
+    assert not any(t.endswith("steps below.") for t in claims), claims
+
+
+def test_a_sentence_summing_up_cases_is_quoted_with_its_paragraph():
+    texts = [c.text for c in sentence_candidates([source("postgresql-15-datatype-datetime.html")])]
+    summed = [t for t in texts if t.endswith("the originally stated or assumed time zone is not retained.")]
+    # Alone ("In either case, the value is stored internally as UTC, ...") and with the cases it sums up.
+    assert any(t.startswith("In either case") for t in summed)
+    assert any(t.startswith("For timestamp with time zone values, an input string") for t in summed)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "subject", "context", "opens"),
+    [
+        (
+            "select_related works by creating an SQL join and including the fields",
+            {"select_related"},
+            set(),
+            True,
+        ),
+        ("By contrast, jsonb does not preserve white space", {"jsonb"}, set(), True),
+        ("prefetch_related, on the other hand, does a separate lookup", {"prefetch_related"}, set(), True),
+        ("VACUUM FULL rewrites the entire contents of the table", {"full"}, {"vacuum"}, True),
+        ("Plain VACUUM (without FULL) simply reclaims space", {"full"}, {"vacuum"}, False),
+        ("Chaining select_related calls works in a similar way", {"select_related"}, set(), False),
+        ("The prefetch_related('toppings') implied pizza.toppings.all()", {"prefetch_related"}, set(), False),
+        (">>> prefetch_related('pizzas') This works", {"prefetch_related"}, set(), False),
+    ],
+)
+def test_a_definition_sentence_opens_with_its_subject(sentence, subject, context, opens):
+    assert _opens_with(sentence, subject, context) is opens
+
+
+def test_a_sentence_whose_lead_in_points_back_is_quoted_with_the_one_before():
+    texts = [c.text for c in sentence_candidates([source("django-3.2-ref-csrf.html")])]
+    # "For this reason, there is an alternative method: ..." says for what reason only with its antecedent,
+    # and "This is often easier ..." after it goes back past it to the same sentence.
+    assert not any(t.startswith("For this reason, there is an alternative method") for t in texts)
+    assert any(
+        t.startswith("While the above method can be used for AJAX POST requests")
+        and t.endswith("allow headers to be set on every request.")
+        for t in texts
+    )

@@ -108,6 +108,18 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
                 "Since which version does Django support asynchronous views?",
             ],
         ),
+        # "them" is the plural thing the first clause names, not all it says; the product stays as scope.
+        (
+            "Does SQLite enforce foreign key constraints by default, and how do I turn them on?",
+            [
+                "Does SQLite enforce foreign key constraints by default?",
+                "How do I turn foreign key constraints on in SQLite?",
+            ],
+        ),
+        (
+            "Does Django support asynchronous views, and how do I write them?",
+            ["Does Django support asynchronous views?", "How do I write asynchronous views in Django?"],
+        ),
         # A difference asks what each item is, in the clause's scope.
         (
             "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?",

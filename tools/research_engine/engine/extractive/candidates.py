@@ -29,6 +29,15 @@ ANAPHORA_RE = re.compile(
     r"variable|parameter|flag|argument|command|behaviou?r|approach|technique)s?\b|^\w+\s+(?:\w+\s+)?also\b",
     re.IGNORECASE,
 )
+# "For this reason, select_related gets ...", "In these cases it is possible ...": a lead-in pointing back
+LEANING_LEAD_RE = re.compile(
+    r"^(?:for|in|because\s+of|due\s+to|as\s+a\s+result\s+of|despite|with|without)\s+(?:this|that|these|those|such)\b",
+    re.IGNORECASE,
+)
+CASES_RE = re.compile(  # a sentence summing up the cases its paragraph set out before it
+    r"^(?:in\s+(?:either|both|each|all|any|every)\s+(?:of\s+these\s+)?(?:case|cases|instance)|either\s+way)\b",
+    re.IGNORECASE,
+)
 ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence quoted with the ones back to its antecedent, at most
 ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
 ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
@@ -178,10 +187,16 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     )
                     joined = f"{before[-1][start:]} {text}" if back else ""
                 if joined and len(joined.split()) <= ANTECEDENT_MAX_WORDS:
-                    if DANGLING_START_RE.match(text):
+                    if _leans_back(text):
                         # "This is the most secure method": the quote takes the sentence that says what
                         # "this" is, so the claim stands on its own (still one verbatim span of the page).
                         text = joined
+                    elif n and CASES_RE.match(text):
+                        # "In either case, the value is stored internally as UTC": the cases are the
+                        # paragraph's sentences before it (both are candidates).
+                        whole = passage.text[:end]
+                        if len(whole.split()) <= ANTECEDENT_MAX_WORDS:
+                            out.append(_candidate(whole, source.ref, s_index, position, heading))
                     elif ANAPHORA_RE.search(text):
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
@@ -201,6 +216,11 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
     return out
 
 
+def _leans_back(sentence: str) -> bool:
+    """Does the sentence lean on the one before it ("It is ...", "For this reason, ...")?"""
+    return DANGLING_START_RE.match(sentence) is not None or LEANING_LEAD_RE.match(sentence) is not None
+
+
 def _antecedent(text: str, spans: list[tuple[int, int]], k: int, stop: int, tail: str) -> int:
     """The sentence of `text` (of `spans`) a quote ending with sentence `k` (or with `tail` after `text`)
     starts at: sentence k, or further back while it opens with a pronoun ("The method X performs ... It is
@@ -208,7 +228,7 @@ def _antecedent(text: str, spans: list[tuple[int, int]], k: int, stop: int, tail
     ANTECEDENT_MAX_WORDS."""
     while (
         k
-        and DANGLING_START_RE.match(text[spans[k][0] :])
+        and _leans_back(text[spans[k][0] :])
         and len(f"{text[spans[k - 1][0] : stop]} {tail}".split()) <= ANTECEDENT_MAX_WORDS
     ):
         k -= 1

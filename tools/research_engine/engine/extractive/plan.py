@@ -19,6 +19,7 @@ from typing import Any
 
 from research_engine.answering import AnswerKind, expected_kind
 from research_engine.engine.extractive.text import tokens
+from research_engine.terms import STOP_WORDS
 from research_engine.vocabulary import Angle, ClaimType
 
 LOOKUP_KINDS = (AnswerKind.VERSION, AnswerKind.NUMBER, AnswerKind.IDENTIFIER, AnswerKind.NAME)
@@ -118,6 +119,9 @@ _POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
 _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
+_PLURAL_PRONOUNS = ("they", "them", "their")
+_PLURAL_RE = re.compile(r"[a-z][\w-]{2,}(?<![su])s")
+_NAME_RE = re.compile(r"[A-Z][\w.+-]*[a-z][\w.+-]*(?=(?:'s)?\b)")  # "SQLite", "PostgreSQL's"
 _THING_ASKED_RE = re.compile(
     r"^\s*(?:which|what)\s+(?P<thing>(?:[\w.+-]+\s+){0,3}[\w.+-]+?s)\s+(?:do|does|did|are|were|can|could|will)\b",
     re.IGNORECASE,
@@ -328,12 +332,41 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = first.phrase
+    pronoun = _PRONOUN_RE.search(clause)
+    plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
+    if plural:
+        # "Does SQLite enforce foreign key constraints by default, and how do I turn them on?": "them" is
+        # the constraints, not all the first clause says; the product it named stays as the scope.
+        topic = plural
+        names = [n for n in _NAME_RE.findall(first.clause.split(" ", 1)[-1]) if n not in plural]
+        clause = f"{clause} in {names[0]}" if names and names[0] not in clause else clause
 
     def swap(m: re.Match[str]) -> str:
         word = m.group(1).lower()
         return f"{topic}'s" if word in ("its", "their") else topic
 
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+def _plural_phrase(topic: str) -> str | None:
+    """The last plural noun phrase of `topic`: a plural word and up to two lowercase words before it, none
+    a function word nor the verb after a name ("SQLite enforce foreign key constraints by default" ->
+    "foreign key constraints"; "Django support asynchronous views" -> "asynchronous views")."""
+    found = None
+    said = topic.split()
+    for i, word in enumerate(said):
+        if not _PLURAL_RE.fullmatch(word) or word in STOP_WORDS:
+            continue
+        start = i
+        while (
+            start > max(0, i - 2)
+            and said[start - 1].islower()
+            and said[start - 1] not in STOP_WORDS
+            and not (start >= 2 and _NAME_RE.fullmatch(said[start - 2]))
+        ):
+            start -= 1
+        found = " ".join(said[start : i + 1])
+    return found
 
 
 def _question(clause: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from research_engine.terms import STOP_WORDS, fold, words
+from research_engine.terms import STOP_WORDS, fold, phrasal_compounds, words
 
 SENTENCE_MIN_WORDS = 6  # "VACUUM reclaims storage occupied by dead tuples." is a whole definition
 SENTENCE_MAX_WORDS = 80  # reference docs pack a definition into one long sentence (62 words in json vs jsonb)
@@ -58,13 +58,14 @@ _BOUNDARY_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+")
 
 
 def tokens(text: str) -> list[str]:
-    """Folded content words (tasks -> task, threading -> thread); stop words and one-letter words dropped."""
+    """Folded content words (tasks -> task, threading -> thread); stop words and one-letter words dropped;
+    then the one-word forms of hyphenated phrasal verbs ("logged-in" -> also "login")."""
     out = []
     for word in words(text):
         if word in STOP_WORDS or len(word) < 2:
             continue
         out.append(fold(word))
-    return out
+    return out + phrasal_compounds(text)
 
 
 def key_terms(text: str, limit: int = 8) -> list[str]:
