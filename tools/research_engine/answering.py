@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from research_engine.terms import STOP_WORDS, fold, phrasal_compounds, words
+from research_engine.terms import PHRASAL_VERBS, STOP_WORDS, fold, phrasal_compounds, synonyms, words
 
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
 # Answers drop qualifiers: three of the question's key terms, or 60% of a long question's, count as all.
@@ -319,7 +319,13 @@ def answer_score(
     wanted = key_terms(question)
     # Context weighs nothing, but never takes the subject away: pages about the subject all carry it.
     content = [t for t in wanted if t not in (context or set()) or t in (subject or set())] or wanted
-    have = set(claim_terms(claim))
+    claimed = set(claim_terms(claim))
+    # A term the claim puts in the documentation's other words counts ("limit" for "restrict", "enabled"
+    # for "turn ... on").
+    meant = synonyms([], question)
+    have = claimed | {
+        t for t in content if synonyms([t]) & claimed or (t in PHRASAL_VERBS and meant & claimed)
+    }
     found = [t for t in content if t in have]
     focus = [t for t in content if t in (subject or set())]
     rest = [t for t in content if t not in focus]

@@ -49,6 +49,44 @@ def words(text: str) -> list[str]:
     return WORD_RE.findall(text.lower())
 
 
+# Words technical documentation uses for what a question asks in other words ("restrict a view" -> "limiting
+# access"; "turn them on" -> "must be enabled"; "maximum size" -> "Upper Limit"; "a single table" -> "relation
+# size"). A short list kept by hand: a general thesaurus (WordNet) lists senses technical text never means
+# ("restrict": "confine", "throttle") and needs a data download.
+_SYNONYM_GROUPS = (
+    ("enable", "activate"),
+    ("disable", "deactivate"),
+    ("restrict", "limit"),
+    ("maximum", "max", "limit"),
+    ("minimum", "min"),
+    ("remove", "delete", "drop"),
+    ("table", "relation"),
+)
+# A verb and its particle, up to four words apart ("turn foreign key constraints on"): the word they mean.
+PHRASAL_VERBS = frozenset({"turn", "switch"})
+_PHRASAL_MEANING = (
+    (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?on\b"), "enable"),
+    (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?off\b"), "disable"),
+)
+
+
+def synonyms(terms: list[str] | set[str], text: str = "") -> set[str]:
+    """The folded words documentation may use instead of `terms` (folded) or of the phrasal verbs in
+    `text` ("turn foreign key constraints on" -> enabl, activat); none of `terms` itself."""
+    meant = {fold(word) for pattern, word in _PHRASAL_MEANING if pattern.search(text.lower())}
+    found = set(terms) | meant
+    return (meant | {other for term in found for other in _SYNONYMS.get(term, ())}) - set(terms)
+
+
+def _synonym_map() -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for group in _SYNONYM_GROUPS:
+        folded = {fold(word) for word in group}
+        for term in folded:
+            out.setdefault(term, set()).update(folded - {term})
+    return {term: frozenset(others) for term, others in out.items()}
+
+
 _PHRASAL_RE = re.compile(r"\b([a-z]{2,})-(in|out|up|on|off|down|back)\b")
 
 
@@ -83,3 +121,6 @@ def fold(word: str) -> str:
     elif len(word) > 4 and word.endswith("y"):
         word = word[:-1] + "i"  # cookie/cookies (-> cooky) and query/queries meet at "cooki", "queri"
     return word
+
+
+_SYNONYMS = _synonym_map()

@@ -18,7 +18,7 @@ from research_engine.answering import (
     shared_terms,
     subject_terms,
 )
-from research_engine.terms import phrasal_compounds
+from research_engine.terms import phrasal_compounds, synonyms
 
 
 @pytest.mark.parametrize(
@@ -215,3 +215,15 @@ def test_a_hyphenated_phrasal_verb_is_also_the_one_word_the_docs_write():
     assert "login" in key_terms("How do I restrict a Django view to logged-in users?")
     assert "login" in claim_terms("The login_required decorator redirects anonymous users.")
     assert phrasal_compounds("a built-in function, a set-up step, stored in a file") == ["builtin", "setup"]
+
+
+def test_the_documentations_other_words_for_a_question_count():
+    assert synonyms(["restrict", "view"]) == {"limit"}
+    assert {"enabl", "activat"} <= synonyms([], "How do I turn foreign key constraints on in SQLite?")
+    question = "How do I turn foreign key constraints on in SQLite?"
+    enabled = (
+        "Assuming the library is compiled with foreign key constraints enabled, it must still be enabled by "
+        "the application at runtime, using the PRAGMA foreign_keys command."
+    )
+    assert "turn" in answer_score(question, enabled).terms_found
+    assert "turn" not in answer_score(question, "Foreign key constraints are checked at commit.").terms_found

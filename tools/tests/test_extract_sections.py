@@ -101,3 +101,36 @@ def test_a_loose_label_joins_the_paragraph_it_stands_before():
     found = passages((DOCS / "django-3.2-topics-async.html").read_bytes())
     assert ("paragraph", "Changed in Django 3.1: Support for async views was added.") in found
     assert not [t for _, t in found if t == "Support for async views was added."]
+
+
+def test_headings_trafilatura_drops_come_back_where_they_stand():
+    # trafilatura keeps none of this Sphinx page's 31 headings; each comes back right over its own text,
+    # not piled after the last passage it kept.
+    found = passages((DOCS / "django-3.2-ref-csrf.html").read_bytes())
+    for heading, first in [
+        ("How to use it", "To take advantage of CSRF protection in your views"),
+        ("Rejected requests", "By default, a ‘403 Forbidden’ response is sent to the user"),
+        ("Limitations", "Subdomains within a site will be able to set cookies"),
+    ]:
+        at = index_of(found, heading, "heading")
+        assert found[at + 1][1].startswith(first), (heading, found[at + 1])
+    headings = [i for i, (kind, _) in enumerate(found) if kind == "heading"]
+    order = [t for k, t in found if k == "heading"]
+    assert order.index("How to use it") < order.index("Rejected requests") < order.index("Limitations")
+    assert len(headings) >= 20
+
+
+def test_a_section_heading_right_over_its_first_subsection_heading_stays():
+    found = passages((DOCS / "django-3.2-ref-csrf.html").read_bytes())
+    at = index_of(found, "Scenarios", "heading")
+    assert found[at + 1] == ("heading", "CSRF protection should be disabled for just a few views")
+    assert found[at + 2][0] == "paragraph"
+
+
+def test_a_list_announced_by_a_kept_sentence_comes_back_with_its_items():
+    # "... attempts to support a smaller, but far more common, subset:" and the three items trafilatura
+    # dropped.
+    found = passages((DOCS / "django-3.2-releases-1.4.3.html").read_bytes())
+    at = index_of(found, "but far more common, subset:")
+    assert [k for k, _ in found[at + 1 : at + 4]] == ["list-item"] * 3
+    assert found[at + 2][1] == "IP addresses – both IPv4 and IPv6 – are permitted."

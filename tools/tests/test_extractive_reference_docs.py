@@ -190,3 +190,38 @@ def test_a_sentence_whose_lead_in_points_back_is_quoted_with_the_one_before():
         and t.endswith("allow headers to be set on every request.")
         for t in texts
     )
+
+
+def test_a_for_example_lead_in_quotes_the_sentence_before_and_the_example():
+    passages = [
+        Passage(
+            "p01",
+            "Foreign key constraints are disabled by default. Assuming the library is compiled "
+            "with them, they must still be enabled by the application at runtime, using the PRAGMA "
+            "foreign_keys command. For example:",
+        ),
+        Passage("p02", "sqlite> PRAGMA foreign_keys = ON;", "code"),
+    ]
+    page = SourceText(
+        ref="SQ-01/SRC-01", title="Foreign Key Support", url="http://127.0.0.1/fk.html", passages=passages
+    )
+    texts = [c.text for c in sentence_candidates([page])]
+    assert any(
+        t.endswith("using the PRAGMA foreign_keys command. For example: sqlite> PRAGMA foreign_keys = ON;")
+        and t.startswith("Assuming")
+        for t in texts
+    ), texts
+
+
+def test_a_sentence_announcing_a_list_of_names_is_quoted_with_the_names():
+    passages = [
+        Passage("p01", "Each column in a database is assigned one of the following type affinities:"),
+        *(Passage(f"p0{i}", name, "list-item") for i, name in enumerate(("TEXT", "NUMERIC", "INTEGER"), 2)),
+        Passage("p05", "A column with TEXT affinity stores all data as text."),
+    ]
+    page = SourceText(ref="SQ-01/SRC-01", title="Datatypes", url="http://127.0.0.1/d.html", passages=passages)
+    texts = [c.text for c in sentence_candidates([page])]
+    assert (
+        "Each column in a database is assigned one of the following type affinities: TEXT NUMERIC INTEGER"
+        in texts
+    )

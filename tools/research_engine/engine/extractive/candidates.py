@@ -34,6 +34,8 @@ LEANING_LEAD_RE = re.compile(
     r"^(?:for|in|because\s+of|due\s+to|as\s+a\s+result\s+of|despite|with|without)\s+(?:this|that|these|those|such)\b",
     re.IGNORECASE,
 )
+NAME_ITEM_MAX_WORDS = 4  # a list item this short is a name, quoted with the sentence announcing the list
+EXAMPLE_LEAD_RE = re.compile(r"^(?:for\s+example|for\s+instance|e\.g\.|example)\s*:$", re.IGNORECASE)
 CASES_RE = re.compile(  # a sentence summing up the cases its paragraph set out before it
     r"^(?:in\s+(?:either|both|each|all|any|every)\s+(?:of\s+these\s+)?(?:case|cases|instance)|either\s+way)\b",
     re.IGNORECASE,
@@ -152,12 +154,15 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text)
                 if (
                     listed
-                    and len(f"{listed} {text}".split()) <= ANTECEDENT_MAX_WORDS
+                    and len(f"{listed} {passage.text[:end]}".split()) <= ANTECEDENT_MAX_WORDS
                     and (item or is_claim_sentence(text))
                 ):
                     # "PostgreSQL 15 contains many new features and enhancements, including: Support for
-                    # the SQL MERGE command.": the item with the sentence that says what the list is.
-                    out.append(_candidate(f"{listed} {text}", source.ref, s_index, position, heading))
+                    # the SQL MERGE command.": the item (up to this sentence) with the sentence that says
+                    # what the list is.
+                    out.append(
+                        _candidate(f"{listed} {passage.text[:end]}", source.ref, s_index, position, heading)
+                    )
                 if n == len(spans) - 1 and passage.kind == "paragraph" and _introduces_example(text):
                     intro = text
                 if (not is_claim_sentence(text) and not introduces_code and not item) or MANGLED_RE.search(
@@ -167,9 +172,28 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     # is a finding with its term and the lines between ("Default: 1209600 ...").
                     if headed and _is_entry_claim(text, headed):
                         out.append(_candidate(headed, source.ref, s_index, position, heading, head=before))
-                        rank = _place_in_entry(
-                            out[first_new:], head_terms if entry else set(), rank, title, changelog
-                        )
+                    elif (
+                        n
+                        and EXAMPLE_LEAD_RE.match(text)
+                        and n == len(spans) - 1
+                        and follows is not None
+                        and _is_code(follows)
+                        and _quotable_example(follows.text)
+                        and is_claim_sentence(passage.text[spans[n - 1][0] : spans[n - 1][1]])
+                    ):
+                        # "... using the PRAGMA foreign_keys command. For example: sqlite> PRAGMA
+                        # foreign_keys = ON;": the sentence, the lead-in and the one-line example.
+                        shown = f"{passage.text[spans[n - 1][0] : end]} {follows.text}"
+                        out.append(_candidate(shown, source.ref, s_index, position, heading))
+                    elif n == len(spans) - 1 and text.endswith(":"):
+                        names = _named_items(source.passages[p_index + 1 :])
+                        if names and len(f"{text} {names}".split()) <= ANTECEDENT_MAX_WORDS:
+                            # "Each column ... is assigned one of the following type affinities: TEXT
+                            # NUMERIC INTEGER REAL BLOB": the sentence and the names it announces.
+                            out.append(_candidate(f"{text} {names}", source.ref, s_index, position, heading))
+                    rank = _place_in_entry(
+                        out[first_new:], head_terms if entry else set(), rank, title, changelog
+                    )
                     continue
                 if n:
                     # "The method X performs ... It is a challenge-response scheme ... This is the most
@@ -214,6 +238,19 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     out[first_new:], head_terms if entry else set(), rank, title, changelog
                 )
     return out
+
+
+def _named_items(after: list[Passage]) -> str:
+    """The list right after a sentence announcing it, when its items are names ("TEXT", "NUMERIC", ...),
+    not statements: the items joined as the page runs them, or "" (fewer than two such items)."""
+    items = []
+    for passage in after:
+        if passage.kind != "list-item":
+            break
+        if len(passage.text.split()) > NAME_ITEM_MAX_WORDS or TERMINAL_RE.search(passage.text):
+            return ""
+        items.append(passage.text)
+    return " ".join(items) if len(items) >= 2 else ""
 
 
 def _leans_back(sentence: str) -> bool:

@@ -52,7 +52,7 @@ from research_engine.engine.extractive.text import (
     tokens,
 )
 from research_engine.engine.models import ClaimDraft, SourceText
-from research_engine.terms import fold
+from research_engine.terms import fold, synonyms
 from research_engine.vocabulary import Confidence
 
 BM25_K1 = 1.5
@@ -208,6 +208,8 @@ def sentence_claims(
     targets, me = plan_targets(brief, sq)
     target = targets[me]
     query = [t for t in dict.fromkeys(tokens(target.text))]
+    # ... and the documentation's other words for them ("limit" for "restrict", "enable" for "turn on").
+    query += sorted(synonyms(query, str(sq.get("text") or target.text)))
     # Does the sentence answer the question (its key terms, and the kind of answer it asks for)? Terms in
     # every source's title (the product's own name) are context, and a version the question names scopes
     # it ("How many PBKDF2 iterations does Django 3.2 use?" is about PBKDF2 iterations): neither is what the
@@ -252,7 +254,9 @@ def sentence_claims(
     # A sentence that puts its answer off ("... can be protected by following the steps below.") answers
     # nothing itself.
     answers = [
-        a.answers and (not core or bool(core & (set(c.terms) | c.heading))) and not DEFERS_RE.search(c.text)
+        a.answers
+        and (not core or bool(core & (set(c.terms) | c.heading | synonyms(set(c.terms)))))
+        and not DEFERS_RE.search(c.text)
         for a, c in zip(scored, candidates, strict=True)
     ]
     weighing = EVALUATIVE_RE.search(question) is not None
