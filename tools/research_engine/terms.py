@@ -78,6 +78,23 @@ def synonyms(terms: list[str] | set[str], text: str = "") -> set[str]:
     return (meant | {other for term in found for other in _SYNONYMS.get(term, ())}) - set(terms)
 
 
+def other_words(words_: list[str], text: str = "") -> list[str]:
+    """The documentation's other words, as written, for `words_` (as written) and for the phrasal verbs
+    in `text`: ["restrict"] -> ["limit"]; "How do I turn foreign key constraints on?" -> ["enable",
+    "activate"]."""
+    wanted = {fold(w) for w in words_} | {
+        fold(word) for pattern, word in _PHRASAL_MEANING if pattern.search(text.lower())
+    }
+    out = [
+        other
+        for group in _SYNONYM_GROUPS
+        if any(fold(word) in wanted for word in group)
+        for other in group
+        if fold(other) not in {fold(w) for w in words_}
+    ]
+    return list(dict.fromkeys(out))
+
+
 def _synonym_map() -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
     for group in _SYNONYM_GROUPS:

@@ -18,6 +18,7 @@ from research_engine.answering import (
     shared_terms,
     subject_terms,
 )
+from research_engine.engine.review import rethought_queries
 from research_engine.terms import phrasal_compounds, synonyms
 
 
@@ -227,3 +228,16 @@ def test_the_documentations_other_words_for_a_question_count():
     )
     assert "turn" in answer_score(question, enabled).terms_found
     assert "turn" not in answer_score(question, "Foreign key constraints are checked at commit.").terms_found
+
+
+def test_a_re_research_query_also_asks_in_the_documentations_words():
+    sq = {"id": "SQ-01", "text": "How do I restrict a Django view to logged-in users?"}
+    first, other = rethought_queries(sq, {"django", "view"}, 1)
+    assert first["query"].startswith("restrict logged users")
+    assert other["query"].startswith("limit logged users") and "restrict" not in other["query"]
+    assert other["why"].endswith("in the documentation's other words for them: limit")
+    turned = rethought_queries({"id": "SQ-02", "text": "How do I turn foreign key constraints on?"}, set(), 2)
+    assert turned[1]["query"].startswith("enable activate foreign key constraints")
+    # Nothing in other words: one query, as before.
+    assert len(rethought_queries({"id": "SQ-03", "text": "What does VACUUM do?"}, set(), 2)) == 1
+    assert rethought_queries({"id": "SQ-03", "text": "What does VACUUM do?"}, {"vacuum"}, 2) == []

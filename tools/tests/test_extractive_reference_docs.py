@@ -15,7 +15,7 @@ import pytest
 
 from research_engine import grounding
 from research_engine.engine.extractive.candidates import sentence_candidates
-from research_engine.engine.extractive.picking import _opens_with, _same_quote
+from research_engine.engine.extractive.picking import _opens_with, _phrases, _same_quote
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
@@ -225,3 +225,15 @@ def test_a_sentence_announcing_a_list_of_names_is_quoted_with_the_names():
         "Each column in a database is assigned one of the following type affinities: TEXT NUMERIC INTEGER"
         in texts
     )
+
+
+def test_a_sentence_writing_the_questions_phrase_outranks_one_writing_another():
+    question = "Does PostgreSQL's timestamp with time zone type store the time zone that was given?"
+    claims = claims_for(question, question, "postgresql-15-datatype-datetime.html")
+    assert any(t.endswith("the originally stated or assumed time zone is not retained.") for t in claims), (
+        claims
+    )
+    # A phrase opens and closes with content words and is no part of a list of two things.
+    assert " timestamp with time zone " in _phrases(question)
+    listed = _phrases("What is the difference between the json and jsonb data types in PostgreSQL?")
+    assert listed == [" types in postgresql ", " data types in postgresql "]

@@ -17,7 +17,7 @@ from research_engine.engine.extractive.text import key_terms
 from research_engine.engine.state import EngineState
 from research_engine.errors import CheckFailed
 from research_engine.retrieve import parse_passages
-from research_engine.terms import fold
+from research_engine.terms import PHRASAL_VERBS, fold, other_words
 from research_engine.vocabulary import Angle, ClaimType, Verdict
 
 
@@ -160,16 +160,7 @@ class ReviewStages(EngineState):
                 and verdict == Verdict.SUPPORTED
             ):
                 carried |= set(answering.key_terms(str(claim.get("text") or "")))
-        written = key_terms(str(sq.get("text") or ""), limit=50)
-        missing = [w for w in written if fold(w) not in carried]
-        if not missing:
-            return []
-        query = " ".join((missing + [w for w in written if w not in missing])[:8])
-        why = (
-            f"cycle {cycle} found no supported claim answering {sq['id']}; key terms none of its supported "
-            f"claims carries: {', '.join(missing)}"
-        )
-        return [{"query": query, "angle": "gap", "why": why}]
+        return rethought_queries(sq, carried, cycle)
 
     def _remediate(self, cycle: int, decision: dict[str, Any]) -> dict[str, Any]:
         """Turn the controller's decision into cycle+1's plan: which sub-questions to search again, and
@@ -252,3 +243,34 @@ class ReviewStages(EngineState):
             "remediate", cycle=cycle, action=action, sub_questions=",".join(sorted(plan)) or None
         )
         return {"action": action, "retired": retired, "plan": {k: len(v) for k, v in plan.items()}}
+
+
+def rethought_queries(sq: dict[str, Any], carried: set[str], cycle: int) -> list[dict[str, str]]:
+    """The queries a re-research of `sq` sends: its key terms that no supported claim carries (`carried`,
+    folded) first, then the rest; and, when the documentation may say those otherwise ("restrict" -> "limit",
+    "turn ... on" -> "enable"), the same in its words. Each says why; none when nothing is missing."""
+    text = str(sq.get("text") or "")
+    written = key_terms(text, limit=50)
+    missing = [w for w in written if fold(w) not in carried]
+    if not missing:
+        return []
+    rest = [w for w in written if w not in missing]
+    why = (
+        f"cycle {cycle} found no supported claim answering {sq['id']}; key terms none of its supported "
+        f"claims carries: {', '.join(missing)}"
+    )
+    queries = [{"query": " ".join((missing + rest)[:8]), "angle": "gap", "why": why}]
+    others = [w for w in other_words(missing, text) if w not in written]
+    if others:
+        queries.append(
+            {
+                "query": " ".join(
+                    (others + [w for w in missing if not other_words([w]) and w not in PHRASAL_VERBS] + rest)[
+                        :8
+                    ]
+                ),
+                "angle": "gap",
+                "why": f"{why}; in the documentation's other words for them: {', '.join(others)}",
+            }
+        )
+    return queries

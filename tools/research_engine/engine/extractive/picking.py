@@ -52,7 +52,7 @@ from research_engine.engine.extractive.text import (
     tokens,
 )
 from research_engine.engine.models import ClaimDraft, SourceText
-from research_engine.terms import fold, synonyms
+from research_engine.terms import STOP_WORDS, fold, synonyms, words
 from research_engine.vocabulary import Confidence
 
 BM25_K1 = 1.5
@@ -100,6 +100,13 @@ INSTRUCTION_RE = re.compile(
 INSTRUCTION_BONUS = 1.0  # for "how do I": a sentence saying what to do ("..., use the X tag") x2
 LEAD_IN_RE = re.compile(r"^(?:[\w-]+\s+){0,3}[\w-]+,\s+")  # "By contrast, ", "In PostgreSQL 15, "
 TOPIC_BONUS = 1.0  # for "what is X": a sentence with X as its subject ("select_related works by ...") x2
+PHRASE_BONUS = (
+    1.0  # a sentence writing one of the question's phrases as it does ("timestamp with time zone") x2
+)
+PHRASE_WORDS = (3, 4)  # a phrase: this many words, content words at both ends
+COORDINATION = frozenset(
+    {"and", "or", "between", "vs", "versus", "nor"}
+)  # "json and jsonb" lists, not a phrase
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 SAME_QUOTE_SHARE = 0.6  # two quotes sharing a run of this share of the shorter one's words state one finding
 
@@ -133,6 +140,21 @@ def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
             )
         scores.append(score)
     return scores
+
+
+def _phrases(question: str) -> list[str]:
+    """The question's runs of PHRASE_WORDS words that open and close with a content word ("timestamp with
+    time zone", "time zone type"), none in or beside a list of two things ("json and jsonb data types"),
+    padded for a whole-word match in a sentence's words."""
+    said = words(question)
+    out = []
+    for n in range(PHRASE_WORDS[0], PHRASE_WORDS[1] + 1):
+        for i in range(len(said) - n + 1):
+            run = said[i : i + n]
+            joined = COORDINATION & set(said[max(0, i - 1) : i + n + 1])  # in or right beside "A and B"
+            if all(len(w) > 1 and w not in STOP_WORDS for w in (run[0], run[-1])) and not joined:
+                out.append(f" {' '.join(run)} ")
+    return out
 
 
 def _opens_with(text: str, subject: set[str], context: set[str]) -> bool:
@@ -260,6 +282,7 @@ def sentence_claims(
         for a, c in zip(scored, candidates, strict=True)
     ]
     weighing = EVALUATIVE_RE.search(question) is not None
+    phrases = _phrases(question)
     defining = expected_kind(question) == AnswerKind.EXPLANATION and not contrasting
     subject_share = lambda terms: len(subject & terms) / max(1, len(subject))  # noqa: E731
     for i, cand in enumerate(candidates):
@@ -283,6 +306,8 @@ def sentence_claims(
             # Release notes state what changed in some version, reference pages what holds now: for a question
             # about change the release note's sentence comes first, for any other the reference page's.
             scores[i] *= 1 / CHANGELOG_WEIGHT if about_change else CHANGELOG_WEIGHT
+        if phrases and any(p in f" {' '.join(words(cand.text))} " for p in phrases):
+            scores[i] *= 1 + PHRASE_BONUS  # "timestamp with time zone", not "timestamp without time zone"
         if weighing and JUDGEMENT_RE.search(cand.text):
             scores[i] *= 1 + JUDGEMENT_BONUS  # "This is the most secure of the currently provided methods"
         if procedure and INSTRUCTION_RE.search(cand.text):
