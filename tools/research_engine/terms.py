@@ -7,6 +7,9 @@ underscores ("run_until_complete"), and plain words get a light suffix fold
 "chang"). It is deliberately not a full stemmer (Porter/Snowball would be a dependency
 and over-conflates technical words). `words` never drops a word: `STOP_WORDS` is there
 for callers that want to skip them (the extractive model, the API query builders).
+`phrasal_compounds` gives the one word documentation writes for a hyphenated phrasal verb
+("logged-in" -> "login"); `synonyms` and `other_words` the documentation's other words for a
+question's ("restrict" -> "limit", "turn ... on" -> "enable"), from a short list kept by hand.
 """
 
 from __future__ import annotations

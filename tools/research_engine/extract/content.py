@@ -211,7 +211,9 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
     section, entry or item of the same list), it lies between the first and last block trafilatura kept,
     and most of its words are not link text. Boilerplate is rarely built like the content beside it (a
     caption, an ad slot, a share bar or a related-links box differs in tag or class from the paragraphs
-    and sections around it), and headers, footers and sidebars lie outside the kept span.
+    and sections around it), and headers, footers and sidebars lie outside the kept span. So do a dropped
+    heading over kept or restored text and the items of a list a kept sentence announces ("...:"). Each goes
+    back where its words stand in the page, between the kept chunks around it.
     """
     kept = [_words(text) for _, text in chunks]
     joined, whole = "\n".join(kept), set(kept)

@@ -6,9 +6,11 @@ the sub-question, name an enumerated item whole, and carry the angle's cue words
 angles; sentences that answer the sub-question (`answering.answer_score`; a how-to answer must also carry
 the subject's rarest term, in its words or its section's; a sentence that puts its answer off to what
 follows answers nothing) come first, in BM25 order times the bonuses below (a heading or an entry naming
-the subject, the subject opening a definition's sentence, a sentence saying what to do for "how do I", a
-judgement for "should I", two compared items set against each other, release notes for a question about
-change and against them otherwise), and a lookup's sentence that states no answer of its kind is refused;
+the subject, the subject opening a definition's sentence, a phrase of the question written as it is, a
+sentence saying what to do for "how do I", a judgement for "should I", two compared items set against each
+other, release notes for a question about change and against them otherwise; the query takes the
+documentation's other words for the question's, `terms.synonyms`), and a lookup's sentence that states no
+answer of its kind is refused;
 at most `max_claims` strong ones, `per_source_cap` per source, the ones after `OPEN_CLAIMS` only from pages
 already chosen; the same sentence in another source corroborates the claim instead of repeating it, and
 two quotes of one sentence (alone, with its antecedent, with its entry's term) are one claim. Every
@@ -100,13 +102,9 @@ INSTRUCTION_RE = re.compile(
 INSTRUCTION_BONUS = 1.0  # for "how do I": a sentence saying what to do ("..., use the X tag") x2
 LEAD_IN_RE = re.compile(r"^(?:[\w-]+\s+){0,3}[\w-]+,\s+")  # "By contrast, ", "In PostgreSQL 15, "
 TOPIC_BONUS = 1.0  # for "what is X": a sentence with X as its subject ("select_related works by ...") x2
-PHRASE_BONUS = (
-    1.0  # a sentence writing one of the question's phrases as it does ("timestamp with time zone") x2
-)
+PHRASE_BONUS = 1.0  # a sentence writing a phrase of the question ("timestamp with time zone") x2
 PHRASE_WORDS = (3, 4)  # a phrase: this many words, content words at both ends
-COORDINATION = frozenset(
-    {"and", "or", "between", "vs", "versus", "nor"}
-)  # "json and jsonb" lists, not a phrase
+COORDINATION = frozenset({"and", "or", "between", "vs", "versus", "nor"})  # "json and jsonb": a list
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 SAME_QUOTE_SHARE = 0.6  # two quotes sharing a run of this share of the shorter one's words state one finding
 
