@@ -33,9 +33,10 @@ def main_content(tree: Any, url: str | None) -> tuple[list[tuple[str, str]], str
     body = getattr(doc, "body", None) if doc is not None else None
     if body is not None:
         page = _page_body(prepared)
-        chunks = _on_the_page(_trafilatura_chunks(body), page)
+        said = _words(" ".join(page.itertext()))  # the page's words, read once for both checks
+        chunks = _on_the_page(_trafilatura_chunks(body), said)
         if chunks:
-            filled = _fill_gaps(chunks, page)
+            filled = _fill_gaps(chunks, page, said)
             how = f"trafilatura-{trafilatura.__version__}+structure"
             return filled, how + ("+gaps" if len(filled) > len(chunks) else "")
     chunks = _readability_chunks(tree)
@@ -188,20 +189,20 @@ def _trafilatura_chunks(body: Any) -> list[tuple[str, str]]:
     return [(kind, text) for kind, text in chunks if text]
 
 
-def _on_the_page(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]]:
+def _on_the_page(chunks: list[tuple[str, str]], said: str) -> list[tuple[str, str]]:
     """The chunks whose words run in this order somewhere on the page.
 
     trafilatura sometimes strings the tails of removed inline elements from several list items into one
     paragraph ("Use allowlist instead of domain_allowlist instead of default_app_config application
     configuration variable is deprecated"): words the page never wrote in that order, which a claim must
-    not quote. Compared on words alone (`_key`), so spacing and punctuation never matter.
+    not quote. Compared on words alone (`_words`; `said` is the page's), so spacing and punctuation never
+    matter.
     """
-    page = _words(" ".join(body.itertext()))
-    kept = [(kind, text) for kind, text in chunks if _words(text) in page]
+    kept = [(kind, text) for kind, text in chunks if _words(text) in said]
     return kept if kept else chunks
 
 
-def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]]:
+def _fill_gaps(chunks: list[tuple[str, str]], body: Any, said: str) -> list[tuple[str, str]]:
     """trafilatura's chunks with the document sections it dropped from among their kept twins put back.
 
     trafilatura prunes short, low-density blocks even in the middle of what it keeps: on a reference page
@@ -255,10 +256,9 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
     last = len(hits) - 1 - hits[::-1].index(True)
     # The merge goes by where each kept chunk and each block put back stands in the page's words, so a block
     # lands between the chunks around it even where trafilatura reworded a chunk beyond recognition.
-    page = _words(" ".join(body.itertext()))
     at, chunk_at = 0, []
     for key in kept:
-        found = page.find(key, at) if key else -1
+        found = said.find(key, at) if key else -1
         chunk_at.append(found if found >= 0 else at)
         at = found + len(key) if found >= 0 else at
     at, put = 0, []  # (start, end, block) of each block put back, in page order
@@ -266,7 +266,7 @@ def _fill_gaps(chunks: list[tuple[str, str]], body: Any) -> list[tuple[str, str]
         key = _words(block)
         # A few words ("email") are looked for just ahead only: found further on they are some other text.
         near = None if len(key.split()) >= _ANCHOR_MIN_WORDS else at + len(key) + _NEAR_CHARS
-        found = page.find(key, at, near) if key else -1
+        found = said.find(key, at, near) if key else -1
         if found < 0:
             continue
         at = found + len(key)
