@@ -82,10 +82,15 @@ class ValidationReport:
     root: Path
     checked_files: int = 0
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)  # worth a look, never invalid (a stray snapshot)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def warn(self, file: Path | str, message: str, code: str) -> None:
+        rel = Path(file).relative_to(self.root).as_posix() if Path(file).is_absolute() else str(file)
+        self.warnings.append(Problem(code, message, file=rel))
 
     def add(
         self, file: Path | str, message: str, code: str = "invalid-artifact", field: str | None = None
@@ -103,6 +108,7 @@ class ValidationReport:
             "valid": self.ok,
             "checked_files": self.checked_files,
             "problems": [p.to_dict() for p in self.problems],
+            "warnings": [p.to_dict() for p in self.warnings],
         }
 
 

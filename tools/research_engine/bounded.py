@@ -22,6 +22,7 @@ import contextlib
 import errno
 import fcntl
 import functools
+import hashlib
 import json
 import os
 import re
@@ -180,6 +181,33 @@ def chunks(path: Path | str, what: str = "snapshot") -> Iterator[bytes]:
             if size > limit:
                 raise _too_large(path, what, limit)
             yield chunk
+
+
+def sha256_file(path: Path | str, what: str = "snapshot") -> str:
+    """The sha256 of the file's bytes, streamed under its cap (BadInput past it or when unreadable)."""
+    digest = hashlib.sha256()
+    for chunk in chunks(path, what):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def holds_digest(path: Path | str, digest: str, what: str = "snapshot") -> bool:
+    """Whether the file's bytes still have `digest` (False when unreadable or over its cap)."""
+    try:
+        return sha256_file(path, what) == digest
+    except (BadInput, OSError):
+        return False
+
+
+def content_mismatch(path: Path | str, actual: str, what: str = "content-addressed file") -> BadInput:
+    """The refusal for a file named by a digest its bytes no longer have (edited, truncated, swapped)."""
+    name = Path(path).name
+    return BadInput(
+        f"{what} {path} has been altered: it is named for sha256 {name} but its bytes have sha256 "
+        f"{actual}; it is not used (restore it from where the run was recorded)",
+        code="digest-mismatch",
+        data={"path": str(path), "expected": name, "actual": actual},
+    )
 
 
 # ------------------------------------------------------------------------------------------------ JSON

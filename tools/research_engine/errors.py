@@ -18,14 +18,18 @@ Exit codes (documented in docs/conventions.md; pinned by a test):
     7  budget spent: the governor stopped a run on a budget (partial, labelled result)
     8  no finding: the run ended without one supported finding; result.md says so, why, and what stays open
     70 internal error: a bug; the message says where to look
+    74 storage failed: the machine would not let a file be written (disk full, quota, read-only, too many open
+       files, no permission); nothing is half-written and the same command (or `run --resume`) continues
     75 run busy: another process is writing this run (its writer lock is held); try again when it ends
     130 interrupted: Ctrl-C stopped the command
 """
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -40,6 +44,7 @@ class ExitCode(IntEnum):
     BUDGET_SPENT = 7
     NO_FINDING = 8  # a completed run whose deliverable can cite no supported claim
     INTERNAL = 70  # sysexits EX_SOFTWARE
+    STORAGE_FAILED = 74  # sysexits EX_IOERR: the machine refused a write; fix it and run the command again
     RUN_BUSY = 75  # sysexits EX_TEMPFAIL: a temporary condition, retry later
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
@@ -144,3 +149,51 @@ class BudgetSpent(ResearchEngineError):
 
     default_code = "budget-spent"
     exit_code = ExitCode.BUDGET_SPENT
+
+
+class StorageFailed(ResearchEngineError):
+    """The machine refused to store a file: no space, quota, read-only, too many open files, no permission."""
+
+    default_code = "storage-failed"
+    exit_code = ExitCode.STORAGE_FAILED
+
+    def then(self, next_step: str) -> StorageFailed:
+        """The same failure, its message ending with `next_step` (what to run once the cause is fixed)."""
+        return StorageFailed(_storage_message(self.data, next_step), code=self.code, data=self.data)
+
+
+RETRY = "run the same command again (a run continues with `research-engine run --resume RUN`)"
+
+# errno -> (code, what the machine said, in words a person acts on)
+STORAGE_ERRNOS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no-space", "no space left on the device"),
+    errno.EDQUOT: ("quota-exceeded", "the disk quota is exceeded"),
+    errno.EROFS: ("read-only-filesystem", "the file system is read-only"),
+    errno.EMFILE: ("too-many-open-files", "this process has too many open files"),
+    errno.ENFILE: ("too-many-open-files", "the system has too many open files"),
+    errno.EFBIG: ("file-too-large", "the file system refuses a file this large"),
+    errno.EACCES: ("permission-denied", "permission denied"),
+    errno.EPERM: ("permission-denied", "permission denied"),
+}
+# Errnos that say nothing about the path itself: the same write succeeds once the machine is fixed.
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EFBIG})
+
+
+def storage_failure(
+    exc: BaseException, operation: str, path: str | Path | None = None
+) -> StorageFailed | None:
+    """The StorageFailed an OSError raised while `operation` (e.g. "writing") `path` stands for; None when the
+    exception is not one the machine's storage explains (a bug stays a bug)."""
+    if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
+        return None
+    code, said = STORAGE_ERRNOS[exc.errno]
+    where = path if path is not None else exc.filename
+    data = {"said": said, "operation": operation, "path": str(where) if where is not None else None}
+    return StorageFailed(_storage_message(data, RETRY), code=code, data=data)
+
+
+def _storage_message(data: dict[str, Any], next_step: str) -> str:
+    return (
+        f"{data['said']} while {data['operation']} {data['path'] or 'a file'}; nothing was half-written: "
+        f"fix it, then {next_step}"
+    )

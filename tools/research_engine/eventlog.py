@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from research_engine import bounded
-from research_engine.errors import BadInput
+from research_engine.errors import BadInput, storage_failure
 from research_engine.trace import fsync_dir
 
 CHUNK = 8192  # bytes read at a time when scanning a log from its end
@@ -142,21 +142,42 @@ def append(path: Path, records: list[dict[str, Any]]) -> Repair | None:
     data = b"".join(encode(r) for r in records)
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
-    # The umask applies, as for artifacts; O_NOFOLLOW: a log linked elsewhere is never written through.
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    try:
+        # The umask applies, as for artifacts; O_NOFOLLOW: a log linked elsewhere is never written through.
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:
+        _raise_storage_failure(exc, path)
+        raise
     try:
         _capped_size(fd, path)
         repair = _cut_torn_tail(fd, path)
-        view = memoryview(data)
-        while view:  # a regular file takes the whole buffer in one write; loop only for the rule's sake
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
+        before = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:  # a regular file takes the whole buffer in one write; loop only for the rule's sake
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError as exc:
+            # A refused write or fsync takes the records back out, whole: the command failed, so running it
+            # again must not find them there (a claim recorded twice). Were the cut refused too, the torn
+            # tail it leaves is cut by the next append (module docstring).
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, before)
+                os.fsync(fd)
+            _raise_storage_failure(exc, path)
+            raise
     finally:
         os.close(fd)
     if created:
         fsync_dir(path.parent)
     return repair
+
+
+def _raise_storage_failure(exc: OSError, path: Path) -> None:
+    failure = storage_failure(exc, "appending to", path)
+    if failure is not None:
+        raise failure from exc
 
 
 def _cut_torn_tail(fd: int, path: Path) -> Repair | None:

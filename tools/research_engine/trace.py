@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from research_engine import bounded, libraries
-from research_engine.errors import BadInput, RunBusy
+from research_engine.errors import BadInput, RunBusy, storage_failure
 
 SLUG_MAX = 48
 RUN_ID_RE = re.compile(r"^\d{8}-\d{6}-[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -119,10 +119,17 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see either the old or the new file."""
+    """Write `data` to `path` so that readers see either the old or the new file.
+
+    A write the machine refuses (disk full, quota, read-only, no permission) is `StorageFailed` naming the
+    path; the old file, if any, is untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        _raise_storage_failure(exc, "writing", path)
+        raise
     try:
         os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
@@ -130,11 +137,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _raise_storage_failure(exc, "writing", path)
         raise
     fsync_dir(path.parent)
+
+
+def _raise_storage_failure(exc: BaseException, operation: str, path: Path) -> None:
+    """Raise the StorageFailed `exc` stands for, if the machine's storage explains it; else return."""
+    failure = storage_failure(exc, operation, path)
+    if failure is not None:
+        raise failure from exc
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -15,8 +15,9 @@ ids out of sequence or beyond their counters).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
+import re
+from pathlib import Path
 from typing import Any
 
 from research_engine import bounded, claims, critic, decompose, ids, runstate, selection, trace
@@ -43,7 +44,14 @@ CHECKERS = [
     "research_engine.critic:check_gaps",
     "research_engine.report:check_result",
     "research_engine.validate:check_duplicates",
+    "research_engine.validate:check_store",
 ]
+# The content-addressed stores of a run: every file is named by the sha256 of its bytes.
+STORES = ("snapshots", "cassette/bodies")
+SNAPSHOT_REF = re.compile(rb"snapshots/([0-9a-f]{64})")
+DIGEST_NAME = re.compile(r"[0-9a-f]{64}")
+# Renderings and bookkeeping that may mention snapshots without being what names them.
+NOT_REFERRERS = ("snapshots", "cassette", ".state", "view.html")
 
 
 def validate_run(run: Run) -> ValidationReport:
@@ -141,13 +149,59 @@ def check_sources(run: Run, report: ValidationReport) -> None:
 
 
 def _digest(path: Any) -> str | None:
-    digest = hashlib.sha256()
     try:
-        for chunk in bounded.chunks(path, "snapshot"):
-            digest.update(chunk)
+        return bounded.sha256_file(path, "snapshot")
     except BadInput:
         return None  # too large or unreadable: it cannot be the snapshot it claims to be
-    return digest.hexdigest()
+
+
+def check_store(run: Run, report: ValidationReport) -> None:
+    """Every file under `snapshots/` and `cassette/bodies/` has the digest of its name, whichever artifact
+    refers to it; a snapshot that some artifact names must exist; one that none names is stray (a warning:
+    a run cut short can leave one, and it misleads nobody)."""
+    stored: set[str] = set()
+    for store in STORES:
+        directory = run.root / store
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.iterdir()):
+            if path.name.startswith("."):
+                continue  # the temporary file of a write cut short; never read as content
+            report.checked_files += 1
+            if not DIGEST_NAME.fullmatch(path.name) or not path.is_file():
+                report.add(path, f"{store}/{path.name} is not a file named by a sha256", "digest-mismatch")
+                continue
+            actual = _digest(path)
+            if actual != path.name:
+                report.add(
+                    path,
+                    f"altered: its bytes have sha256 {actual or '(unreadable)'}, not the one it is named for",
+                    "digest-mismatch",
+                )
+            if store == "snapshots":
+                stored.add(path.name)
+    named = _named_snapshots(run)
+    for digest, referrer in sorted(named.items()):
+        if digest not in stored:
+            report.add(referrer, f"names snapshots/{digest}, which is missing", "cross-reference")
+    for digest in sorted(stored - set(named)):
+        report.warn(run.root / "snapshots" / digest, f"snapshots/{digest} is named by no artifact", "stray")
+
+
+def _named_snapshots(run: Run) -> dict[str, Path]:
+    """Each snapshot digest some artifact names, with the first artifact naming it."""
+    named: dict[str, Path] = {}
+    for path in sorted(run.root.rglob("*")):
+        rel = path.relative_to(run.root)
+        if rel.parts[0] in NOT_REFERRERS or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            data = bounded.read_bytes(path, "snapshot")
+        except BadInput:
+            continue  # over its cap or unreadable: the artifact's own checker says so
+        for match in SNAPSHOT_REF.finditer(data):
+            named.setdefault(match.group(1).decode("ascii"), path)
+    return named
 
 
 def check_tree(run: Run, report: ValidationReport) -> None:

@@ -87,6 +87,7 @@ EXIT_CODE_TABLE = {
     "BUDGET_SPENT": 7,
     "NO_FINDING": 8,
     "INTERNAL": 70,
+    "STORAGE_FAILED": 74,
     "RUN_BUSY": 75,
     "INTERRUPTED": 130,
 }

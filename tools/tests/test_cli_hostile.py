@@ -834,3 +834,47 @@ def test_replay_keep_never_clobbers(sandbox, target):
     outcome = invoke(args)
     assert_clean_failure(args, outcome, True, BAD_INPUT)
     assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+# ------------------------------------------------------------- a machine that refuses to store a write
+
+STORAGE_FAILED = int(ExitCode.STORAGE_FAILED)
+# Commands that write into the run on a well-formed call (the defaults above).
+WRITERS = ("sq add", "claims add", "claims retire", "claims tension add", "critic gap add", "ids next")
+
+
+@pytest.mark.parametrize("refused", ["ENOSPC", "EDQUOT", "EMFILE"])
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_write_the_machine_refuses_is_74_naming_the_path_and_loses_nothing(
+    sandbox, monkeypatch, command, refused
+):
+    import errno
+
+    number = getattr(errno, refused)
+
+    def refuse(fd):
+        raise OSError(number, os.strerror(number))
+
+    args = [*build_args(command, defaults(sandbox)), "--json"]
+    before = tree_digest(sandbox.run)
+    monkeypatch.setattr(os, "fsync", refuse)  # the write reached the file system, which refused to keep it
+    outcome = invoke(args)
+    monkeypatch.undo()
+    assert_clean_failure(args, outcome, True, STORAGE_FAILED)
+    message = json.loads(outcome.out)["errors"][0]["message"]
+    assert str(sandbox.run) in message and "run the same command again" in message
+    assert_nothing_lost(before, tree_digest(sandbox.run))
+
+
+def test_run_replay_from_an_altered_cassette_is_a_clean_failure(sandbox):
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    recorded = next(p for p in sorted(examples.iterdir()) if (p / "cassette" / "index.json").is_file())
+    cassette = sandbox.root / "cassette"
+    shutil.copytree(recorded / "cassette", cassette)
+    body = sorted((cassette / "bodies").iterdir())[0]
+    body.write_bytes(body.read_bytes().replace(b"<", b"[", 1))
+    out = sandbox.root / "out"
+    args = ["run", str(recorded / "brief.md"), "--replay", str(cassette), "--output-path", str(out), "--json"]
+    outcome = invoke(args)
+    assert_clean_failure(args, outcome, True, BAD_INPUT)
+    assert json.loads(outcome.out)["errors"][0]["code"] == "digest-mismatch" and not any(out.iterdir())

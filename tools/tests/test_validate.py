@@ -76,7 +76,10 @@ def test_a_tampered_snapshot_is_caught(locked_run):
     meta = frontmatter.load(str(locked_run.path("source", sq="SQ-01", src="SRC-01"))).metadata
     (locked_run.root / meta["snapshot"]).write_bytes(b"other bytes")
     report = validate_run(locked_run)
-    assert [(p.file, p.field) for p in report.problems] == [("retrieve/SQ-01/SRC-01.md", "sha256")]
+    assert [(p.file, p.code) for p in report.problems] == [
+        ("retrieve/SQ-01/SRC-01.md", "cross-reference"),  # the source's snapshot lost its digest
+        (meta["snapshot"], "digest-mismatch"),  # and the store says which file was altered
+    ]
 
 
 def test_a_source_missing_from_run_json_is_caught(locked_run):

@@ -25,7 +25,14 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from research_engine.errors import BadInput, ExitCode, Problem, ResearchEngineError
+from research_engine.errors import (
+    ENVIRONMENT_ERRNOS,
+    BadInput,
+    ExitCode,
+    Problem,
+    ResearchEngineError,
+    storage_failure,
+)
 from research_engine.settings import Settings
 from research_engine.trace import Run, open_run
 
@@ -113,7 +120,9 @@ def run_command(command: str, json_mode: bool, body: Callable[[], Result]) -> No
         try:
             result = body()
         except OSError as exc:
-            raise (path_error(exc) or exc) from exc
+            # The machine's storage (disk full, quota, open files) before a path the user gave.
+            environmental = exc.errno in ENVIRONMENT_ERRNOS and storage_failure(exc, "writing")
+            raise (environmental or path_error(exc) or exc) from exc
     except ResearchEngineError as exc:
         result = Result(data=exc.data, exit_code=exc.exit_code, errors=exc.all_problems())
     except KeyboardInterrupt:

@@ -27,12 +27,14 @@ def validate(
         report = validation.validate_run(trace.open_run(run))
         lines = [f"{report.checked_files} artifact(s) checked in {report.root}"]
         lines += [f"  {p.file}: {p.message}" for p in report.problems]
+        lines += [f"  warning: {p.file}: {p.message}" for p in report.warnings]
         lines.append("valid" if report.ok else f"{len(report.problems)} problem(s)")
         return Result(
             data=report.to_dict(),
             text="\n".join(lines),
             exit_code=ExitCode.OK if report.ok else ExitCode.CHECK_FAILED,
             errors=report.problems if json_ else [],
+            warnings=report.warnings if json_ else [],
         )
 
     run_command("validate", json_, body)

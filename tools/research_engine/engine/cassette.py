@@ -59,6 +59,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -81,6 +82,7 @@ SCHEMA_VERSION = 1
 INDEX = "index.json"
 BODIES = "bodies"
 REDACTED = "REDACTED"
+DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 VOLATILE = (
     "cassette: exchanges[].recorded_at",
     "run.json: created_at, updated_at, events[].at, budgets.spent.wall_clock_seconds",
@@ -222,7 +224,7 @@ class Recorder:
             body = self._scrubbed(entry, body)
             digest = hashlib.sha256(body).hexdigest()
             path = self.directory / BODIES / digest
-            if not path.exists():
+            if not path.exists() or not bounded.holds_digest(path, digest):
                 atomic_write_bytes(path, body)
             entry["body_sha256"], entry["body_bytes"] = digest, len(body)
         with self._lock:
@@ -314,6 +316,7 @@ class Replayer:
                 field="cassette",
             )
         index = _read_index(self.directory)
+        _check_bodies(self.directory, index["exchanges"])
         self.hosts: dict[str, list[str]] = dict(index["hosts"])
         self._by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entry in index["exchanges"]:
@@ -361,12 +364,17 @@ class Replayer:
             return entries[at]
 
     def body(self, digest: str | None) -> bytes:
+        """The recorded body, checked against its name again as it is served (no second read)."""
         if digest is None:
             return b""
         path = self.directory / BODIES / digest
         if not path.is_file():
             raise BadInput(f"cassette body {digest} is missing from {self.directory}", code="broken-cassette")
-        return bounded.read_bytes(path, "snapshot")
+        body = bounded.read_bytes(path, "snapshot")
+        actual = hashlib.sha256(body).hexdigest()
+        if actual != digest:
+            raise bounded.content_mismatch(path, actual, "cassette body")
+        return body
 
     def unused(self) -> list[str]:
         """Keys recorded but never asked for (a replayed run that diverged asks for fewer)."""
@@ -437,6 +445,42 @@ def _read_index(directory: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is not a cassette index", code="broken-cassette")
     index.setdefault("hosts", {})
     return index
+
+
+def check_cassette(directory: str | os.PathLike[str]) -> None:
+    """Refuse a cassette whose index is unreadable or names a body that is missing or altered (BadInput).
+    `run --replay` calls it before the run directory exists; `Replayer` calls it again, which costs a
+    `stat` per body already checked by this process."""
+    directory = Path(directory)
+    _check_bodies(directory, _read_index(directory)["exchanges"])
+
+
+# Bodies this process has hashed, with the (size, mtime) they had: not hashed again while unchanged.
+_VERIFIED: dict[Path, tuple[int, int]] = {}
+
+
+def _check_bodies(directory: Path, exchanges: list[Any]) -> None:
+    """Every body the index names exists and still has the digest it is named for (streamed, one pass), so
+    a replay refuses an altered cassette before any stage reads from it."""
+    checked: set[str] = set()
+    for entry in exchanges:
+        digest = entry.get("body_sha256") if isinstance(entry, dict) else None
+        if digest is None or digest in checked:
+            continue
+        if not isinstance(digest, str) or not DIGEST_RE.fullmatch(digest):
+            raise BadInput(
+                f"{directory / INDEX} names a body {digest!r} that is no sha256", code="broken-cassette"
+            )
+        path = directory / BODIES / digest
+        if not path.is_file():
+            raise BadInput(f"cassette body {path} is missing (the index names it)", code="broken-cassette")
+        stat = path.stat()
+        if _VERIFIED.get(path.resolve()) != (stat.st_size, stat.st_mtime_ns):
+            actual = bounded.sha256_file(path, "snapshot")
+            if actual != digest:
+                raise bounded.content_mismatch(path, actual, "cassette body")
+            _VERIFIED[path.resolve()] = (stat.st_size, stat.st_mtime_ns)
+        checked.add(digest)
 
 
 def client_kwargs(

@@ -65,7 +65,7 @@ from typing import Any
 
 from research_engine import claims, controller, decompose, retrieve, runrecord, runstate, selection, trace
 from research_engine.engine.apigather import parse_sources
-from research_engine.engine.cassette import client_kwargs, open_cassette
+from research_engine.engine.cassette import check_cassette, client_kwargs, open_cassette
 from research_engine.engine.config import (
     ENGINE_CONFIG,
     EngineOptions,
@@ -86,7 +86,14 @@ from research_engine.engine.progress import Progress
 from research_engine.engine.review import ReviewStages
 from research_engine.engine.stages import ResearchStages
 from research_engine.engine.synthesis import SynthesisStages
-from research_engine.errors import BadInput, BudgetSpent, ResearchEngineError
+from research_engine.errors import (
+    ENVIRONMENT_ERRNOS,
+    BadInput,
+    BudgetSpent,
+    ResearchEngineError,
+    StorageFailed,
+    storage_failure,
+)
 from research_engine.net import fetch_policy
 from research_engine.redaction import redact_text
 from research_engine.settings import Settings
@@ -186,6 +193,10 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             self.journal.data["status"] = "done" if self.journal.done("synthesize") else "stopped"
         except BaseException as exc:  # a fatal upstream error, Ctrl-C, a bug: say so, stay resumable
             self._record_failure(exc)
+            environmental = isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS
+            storage = storage_failure(exc, "writing") if environmental else exc
+            if isinstance(storage, StorageFailed):  # say exactly how to go on once the machine is fixed
+                raise storage.then(f"continue with `research-engine run --resume {self.run.root}`") from exc
             raise
         finally:
             with suppress(Exception):  # best effort: the ledger already holds every spend
@@ -196,6 +207,8 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
     def _record_failure(self, exc: BaseException) -> None:
         """run.json after a run ended on an error: status `failed`, stop reason `failed:<code>`, an event
         with the message; the journal says `failed`, and `run --resume` picks the run up where it was."""
+        if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
+            exc = storage_failure(exc, "writing") or exc
         if isinstance(exc, ResearchEngineError):
             code, message = exc.code, exc.message
         elif isinstance(exc, KeyboardInterrupt):
@@ -343,6 +356,7 @@ def start(
 
     if options.replay:
         recorded = read_cassette_config(options.replay)
+        check_cassette(options.replay)  # an altered body refuses the replay before a run directory exists
         settings = Settings.from_public(recorded)  # a replay is configured as the recording was
         options.allow_private = options.allow_private or bool(recorded.get("allow_private"))
         options.allow_hosts = [*options.allow_hosts, *(recorded.get("allow_hosts") or [])]

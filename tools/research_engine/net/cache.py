@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from research_engine import bounded
-from research_engine.errors import BadInput
+from research_engine.errors import BadInput, StorageFailed
 from research_engine.settings import default_cache_root
 from research_engine.trace import atomic_write_bytes, atomic_write_text
+
+log = logging.getLogger("research_engine.net.cache")
 
 
 @dataclass
@@ -73,9 +76,14 @@ class RevalidationCache:
         return entry, body
 
     def store(self, entry: CacheEntry, body: bytes) -> None:
+        """Keep `body` for revalidation. A cache that cannot be written (its disk full) is only logged: it
+        saves a download next time, and the fetch that has the body already succeeded."""
         if not (entry.etag or entry.last_modified):
             return
         body_path = self.bodies / entry.body_sha256
-        if not body_path.exists():
-            atomic_write_bytes(body_path, body)
-        atomic_write_text(self._entry_path(entry.url), json.dumps(asdict(entry), ensure_ascii=False))
+        try:
+            if not body_path.exists():
+                atomic_write_bytes(body_path, body)
+            atomic_write_text(self._entry_path(entry.url), json.dumps(asdict(entry), ensure_ascii=False))
+        except StorageFailed as exc:
+            log.warning("revalidation cache not written: %s", exc.message)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from research_engine import escaping, ids, runrecord
+from research_engine import bounded, escaping, ids, runrecord
 from research_engine.artifacts import read_markdown, write_markdown
 from research_engine.documents import Document, Passage
 from research_engine.errors import BadInput, CheckFailed
@@ -26,9 +26,10 @@ PASSAGE_RE = re.compile(r"^\[(p\d{2,})\]\s?(?:\{([a-z-]+)\}\s)?(.*)$")
 
 
 def store_snapshot(run: Run, body: bytes, digest: str) -> Path:
-    """Store raw bytes under snapshots/<sha256> once; returns the path."""
+    """Store raw bytes under snapshots/<sha256> once; returns the path. A file already there that no longer
+    has its digest (altered) is replaced by the bytes just fetched, which do."""
     path = run.path("snapshot", digest=digest)
-    if not path.exists():
+    if not path.exists() or not bounded.holds_digest(path, digest):
         atomic_write_bytes(path, body)
     return path
 
