@@ -36,7 +36,9 @@ def view(
     source it cites linked to its card.
 
     The cards hold the claim's verdict, the verifier's reason and the verbatim quotes, and the source's URL
-    and retrieval facts; the brief, budgets, selection logs and loop log follow. Exit 5 when --pdf finds neither WeasyPrint nor Chromium.
+    and retrieval facts; the brief, budgets, selection logs and loop log follow.
+
+    Exit 5 when --pdf finds neither WeasyPrint nor Chromium.
     """
 
     def body() -> Result:

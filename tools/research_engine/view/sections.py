@@ -16,6 +16,17 @@ def json_cell(value: Any) -> str:
     return esc(value)
 
 
+def governor_cell(governor: Any) -> str:
+    """The governor's reading as a reader wants it: cycle of ceiling, then each budget spent of its limit."""
+    if not isinstance(governor, dict) or not isinstance(governor.get("budgets"), dict):
+        return json_cell(governor)
+    budgets = governor["budgets"]
+    limits, spent = budgets.get("set") or {}, budgets.get("spent") or {}
+    parts = [f"cycle {governor.get('cycle')} of {governor.get('ceiling')} ({governor.get('depth')})"]
+    parts += [describe_spend(name, value, limits.get(name)) for name, value in spent.items()]
+    return esc("; ".join(parts))
+
+
 def brief_section(brief: dict[str, Any]) -> str:
     keys = (
         "objective",
@@ -184,7 +195,7 @@ def loop_section(data: dict[str, Any]) -> str:
                     ("decision", f"<b>{esc(decision.get('action'))}</b>"),
                     ("targets", targets or "none"),
                     ("stop reason", esc(decision.get("stop_reason") or "none")),
-                    ("governor", json_cell(block.get("governor"))),
+                    ("governor", governor_cell(block.get("governor"))),
                     ("why", esc(block.get("why"))),
                 ]
             )
