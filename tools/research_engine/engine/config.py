@@ -229,7 +229,7 @@ def preflight(
     it before it loads the engine, so a doomed run stops at once; `loop.start` calls it again for library
     callers (it reads and resolves, it writes nothing)."""
     check_brief(brief_path, options)
-    if options.sources is not None and not set(options.sources) <= set(Modality):
+    if options.sources is not None and not (options.sources and set(options.sources) <= set(Modality)):
         return  # `loop.start` refuses the unknown name (2) before anything is asked of the network
     check_search_configured(options, settings)
     if check_model is not None:
