@@ -77,3 +77,18 @@ def tld() -> ModuleType:
     import tld  # noqa: PLC0415 - loads the Public Suffix List: only registrable-domain lookups need it
 
     return tld
+
+
+def markdown_it() -> ModuleType:
+    import markdown_it  # noqa: PLC0415 - builds its rule tables on import: only `view` renders Markdown
+
+    return markdown_it
+
+
+def weasyprint() -> ModuleType | None:
+    """WeasyPrint (the `pdf` extra), or None when it is not installed or its system libraries are missing."""
+    try:
+        import weasyprint  # noqa: PLC0415 - heavy (pango through cffi): only `view --pdf` lays out a PDF
+    except (ImportError, OSError):
+        return None
+    return weasyprint

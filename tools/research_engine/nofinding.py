@@ -1,5 +1,5 @@
-"""What a no-finding deliverable adds to its text: what was searched, retrieved, drafted and refused, what
-failed, and the open questions.
+"""What a no-finding deliverable adds to its text: what was searched (and which searches were refused, and
+why), retrieved, drafted and refused, what failed, and the open questions.
 
 A run has no finding when every active claim was refused by the verifier (or there is none):
 `citable_claims` is empty. `report.check_text` then passes a deliverable that states no claim, with a
@@ -50,13 +50,23 @@ def account(run: Run, claims: dict[str, dict[str, Any]], record: dict[str, Any])
     refused; then the fetches that failed or were refused; then the open questions."""
     verdicts = latest_verdicts(run)
     sources = retrieve.list_sources(run)
+    events = [e for e in record.get("events") or [] if isinstance(e, dict)]
     lines = ["## Method: what was searched and what was refused", ""]
+    refusals = _search_refusals(events)
+    if refusals and not sources:
+        # Nothing was found because nothing could be searched: say so first, and never blame the sources.
+        lines += [
+            "Nothing was searched: every search request was refused or failed before it reached a search "
+            "engine, so no source could be retrieved. " + "; ".join(escaping.text(r) for r in refusals[:5]),
+            "",
+        ]
     questions = decompose.load(run)
     if not questions:
         lines += ["No sub-question was recorded.", ""]
     for sq in questions:
         entries = _queries_of(run, sq["id"])
         queries = list(dict.fromkeys(str(e.get("query")) for e in entries if e.get("query")))
+        failed = [e for e in events if e.get("kind") == "search-failed" and e.get("sq") == sq["id"]]
         mine = [c for c in claims.values() if c.get("sub_question") == sq["id"]]
         refused = [c["id"] for c in mine if (verdicts.get(c["id"]) or {}).get("verdict") == Verdict.REFUSE]
         retrieved = sum(1 for s in sources if s.startswith(sq["id"] + "/"))
@@ -65,16 +75,15 @@ def account(run: Run, claims: dict[str, dict[str, Any]], record: dict[str, Any])
         lines += [
             f"- **{sq['id']}** ({escaping.text(sq['text'])}):",
             f"  - searched: {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
-            + (f" ({shown}{more})" if queries else ""),
+            + (f" ({shown}{more})" if queries else "")
+            + (f"; {len(failed)} search request(s) refused or failed" if failed else ""),
             f"  - retrieved: {retrieved} source(s)",
             f"  - claims drafted: {len(mine)}; refused by the verifier: {', '.join(refused) or 'none'}; "
             "supported: none",
         ]
-    failures = [
-        e
-        for e in record.get("events") or []
-        if isinstance(e, dict) and e.get("kind") in ("fetch-failed", "source-failed", "draft-rejected")
-    ]
+    failures = [e for e in events if e.get("kind") in ("fetch-failed", "source-failed", "draft-rejected")]
+    lines += ["", "Searches that were refused or failed:", ""]
+    lines += [f"- {escaping.text(r)}" for r in refusals[:30]] or ["- none"]
     lines += ["", "Fetches, sources and drafts that failed or were refused:", ""]
     for event in failures[:30]:
         what = str(event.get("url") or event.get("source") or event.get("text") or "")[:160]
@@ -96,3 +105,18 @@ def account(run: Run, claims: dict[str, dict[str, Any]], record: dict[str, Any])
             lines.append(f"- {gap['id']}: {escaping.text(gap.get('about'))}")
     lines.append("")
     return lines
+
+
+def _search_refusals(events: list[dict[str, Any]]) -> list[str]:
+    """Each distinct reason a search request was refused or failed (run.json `search-failed` events): the
+    backend, its error code and the detail, once each, with how many requests it stopped."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if event.get("kind") != "search-failed":
+            continue
+        for attempt in event.get("chain") or []:
+            if isinstance(attempt, dict) and attempt.get("outcome") == "failed":
+                detail = str(attempt.get("detail") or "")[:200]
+                why = f"{attempt.get('backend')} {attempt.get('error')}: {detail}"
+                counts[why] = counts.get(why, 0) + 1
+    return [f"{why} ({n} request(s))" for why, n in counts.items()]

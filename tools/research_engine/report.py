@@ -34,7 +34,8 @@ none (it cites no claim, or cites refused ones only in caveat areas) is a
 no-finding deliverable, not a failed one (`no_finding`, with a warning). Every
 other check still applies, so it may only name what is missing as gaps and caveats.
 
-`finish` checks, then writes synthesis/result.md: the document, a generated
+`finish` checks, then writes synthesis/result.md: a short front matter (run id, when it
+finished, stop reason, reproducibility label; the cited claims are in run.json), the document, a generated
 reference list (unless the author wrote one), the evidence map (well supported /
 needs caution / refused during the run), and a reproducibility footer (sources
 and digests, the verifier's copies, model, cache use), and completes run.json.
@@ -65,6 +66,7 @@ from research_engine.markdown_blocks import (
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log
 from research_engine.schemas import validate
 from research_engine.trace import Run, iso
+from research_engine.vocabulary import NO_SOURCES_LABEL
 
 CLAIM_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
 SOURCE_RE = re.compile(r"\bSQ-[0-9]{2,}/SRC-[0-9]{2,}\b")
@@ -304,8 +306,11 @@ def check(run: Run, path: str | Path) -> CheckReport:
 
 
 def reproducibility(run: Run, cited: list[str]) -> dict[str, Any]:
-    """`reproducible` unless a paid or gated source carried a cited claim; then `checkable`, naming it."""
+    """`reproducible` unless a paid or gated source carried a cited claim (then `checkable`, naming it), or
+    `no-sources` when the run retrieved none: nothing could be re-checked, so nothing is reproducible."""
 
+    if not retrieve.list_sources(run):
+        return {"label": NO_SOURCES_LABEL, "reasons": ["no source was retrieved"]}
     claims, _ = claim_state(run)
     reasons = []
     for ref in _carrying_sources(claims, [c for c in cited if c in claims]):
@@ -346,14 +351,12 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     # title or a link into the deliverable, and Markdown viewers render both (docs/conventions.md).
     body = escaping.document(_strip_front_matter(text).split(GENERATED_MARK)[0].rstrip())
     generated = _generated_sections(run, report, record, repro)
-    meta = {
-        "schema_version": 1,
+    # The few facts a reader wants; the cited claims, the cycles and the label's reasons are in run.json.
+    meta: dict[str, Any] = {
         "run_id": record["run_id"],
         "finished_at": iso(),
         "stop_reason": last["decision"]["stop_reason"],
-        "cycles": len(log["cycles"]),
-        "cited_claims": report.cited,
-        "reproducibility": repro,
+        "reproducibility": repro["label"],
     }
     if report.no_finding:
         meta["no_finding"] = True
@@ -508,5 +511,19 @@ def check_result(run: Run, report: Any) -> None:
         return
     for p in checked.problems:
         report.add(path, p.message, p.code, p.field)
-    if sorted(meta.get("cited_claims") or []) != sorted(checked.cited):
-        report.add(path, "cited_claims in the front matter do not match the text", "cross-reference")
+    # Where the cited claims are recorded: run.json (`result.cited_claims`), or an older deliverable's own
+    # front matter.
+    if "cited_claims" in meta:
+        recorded, where = meta.get("cited_claims") or [], "the front matter"
+    else:
+        recorded = ((_record_or_none(run) or {}).get("result") or {}).get("cited_claims")
+        where = "run.json's result"
+    if recorded is not None and sorted(recorded) != sorted(checked.cited):
+        report.add(path, f"cited_claims in {where} do not match the text", "cross-reference")
+
+
+def _record_or_none(run: Run) -> dict[str, Any] | None:
+    try:
+        return runrecord.read(run)
+    except BadInput:
+        return None

@@ -164,3 +164,25 @@ def describe_model_use(use: dict[str, Any]) -> list[str]:
         tokens = int(figures.get("prompt_tokens") or 0) + int(figures.get("completion_tokens") or 0)
         lines.append(f"{stage}: {done}" + (f" ({why})" if why else "") + f", {tokens} tokens")
     return lines
+
+
+def human_bytes(count: float) -> str:
+    """A byte count as people read it: 512 B, 551 KB, 50 MB (binary multiples, as the budgets are set)."""
+    value = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" or value >= 10 else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.0f} GB"  # pragma: no cover - the loop returns at GB
+
+
+def describe_spend(name: str, spent: Any, limit: Any = None) -> str:
+    """One budget as a reader wants it: `fetched_bytes 551 KB/50 MB`, `provider_calls 12/80`."""
+
+    def shown(value: Any) -> str:
+        if value is None or value == "-":
+            return "-"
+        sized = name.endswith("_bytes") and isinstance(value, int | float)
+        return human_bytes(value) if sized else str(value)
+
+    return f"{name} {shown(spent)}" + (f"/{shown(limit)}" if limit is not None else "")

@@ -231,6 +231,10 @@ def artifact_path(
             return root / "synthesis" / "draft.md"
         case "view":
             return root / "view.html"
+        case "event_log":  # what `run` reported as it went (engine.progress), one logfmt line each
+            return root / ".state" / "events.log"
+        case "view_pdf":  # the same page printed (`view --pdf`)
+            return root / "view.pdf"
         # Inputs an agent writes for a tool (candidates files, deliverable drafts); never artifacts.
         case "work_dir":
             return root / "work"

@@ -50,6 +50,10 @@ class Reproducibility(StrEnum):
     CHECKABLE = "checkable"
 
 
+# A deliverable's label when the run retrieved no source: nothing to re-check (never a brief's request).
+NO_SOURCES_LABEL = "no-sources"
+
+
 class RunStatus(StrEnum):
     LOCKED = "locked"
     RUNNING = "running"

@@ -262,6 +262,17 @@ def assert_clean_failure(args: list[str], outcome: Outcome, json_mode: bool, exp
         assert outcome.err.strip(), f"{shown}: failed without a word on stderr"
     else:
         assert (outcome.out + outcome.err).strip(), f"{shown}: failed without a word"
+    if not json_mode:
+        assert_said_once(shown, outcome)
+
+
+def assert_said_once(shown: str, outcome: Outcome) -> None:
+    """One message per failure: what an error line says is not said again, on stdout or stderr."""
+    said = outcome.out + outcome.err
+    for line in outcome.err.splitlines():
+        if line.startswith("error: ") and len(line) > 12:
+            message = line.removeprefix("error: ")
+            assert said.count(message) == 1, f"{shown}: said {said.count(message)} times: {message}\n{said}"
 
 
 def assert_nothing_lost(before: dict[str, str], after: dict[str, str], allowed_new=()) -> None:
@@ -408,6 +419,30 @@ def _bad_file_cases():
 @pytest.mark.parametrize("command,kind", list(_bad_file_cases()))
 def test_a_bad_file_argument_is_a_clean_failure(sandbox, command, kind, json_mode):
     run_case(sandbox, command, {"file": str(sandbox.files[kind])}, json_mode, _bad_file_code(command, kind))
+
+
+WRONG_SHAPES = {
+    "an-object": {"url": "http://example.org/a"},
+    "no-url": [{"title": "A", "reason": "on topic"}],
+    "url-not-a-string": [{"url": 7, "title": "A"}],
+}
+
+
+@pytest.mark.parametrize("json_mode", [True, False], ids=["json", "text"])
+@pytest.mark.parametrize("shape", sorted(WRONG_SHAPES))
+def test_a_candidates_file_of_the_wrong_shape_is_bad_input(sandbox, shape, json_mode):
+    """docs/conventions.md: an input file that fails its schema is bad input (2), as a malformed brief is."""
+    path = sandbox.root / "candidates.json"
+    path.write_text(json.dumps(WRONG_SHAPES[shape]), encoding="utf-8")
+    outcome = run_case(sandbox, "select log", {"file": str(path)}, json_mode, BAD_INPUT)
+    if json_mode:
+        assert {e["code"] for e in json.loads(outcome.out)["errors"]} <= {"schema-violation", "missing-field"}
+
+
+def test_a_refused_fetch_is_said_once(sandbox):
+    outcome = invoke(["fetch", f"{LOOPBACK}/page"])
+    assert outcome.code == REFUSED and outcome.out == ""
+    assert outcome.err.count("loopback address 127.0.0.1") == 1, outcome.err
 
 
 def _bad_file_code(command: str, kind: str) -> int:

@@ -40,7 +40,7 @@ def test_report_finish_writes_a_no_finding_result_and_exits_8(run, httpserver, t
     assert code == ExitCode.NO_FINDING == 8, out
     assert env["data"]["no_finding"] is True and env["data"]["cited_claims"] == [clm]  # in a caveat
     meta, body = read_markdown(run.path("result"))
-    assert meta["no_finding"] is True and meta["cited_claims"] == [clm]
+    assert meta["no_finding"] is True and runrecord.read(run)["result"]["cited_claims"] == [clm]
     assert "No finding could be supported" in body
     assert "## Method: what was searched and what was refused" in body and "## Open questions" in body
     assert f"refused by the verifier: {clm}" in body and "SQ-01: How much solar capacity" in body

@@ -127,7 +127,10 @@ def test_finish_places_the_result_with_references_evidence_map_and_footer(run, t
     out = report.finish(run, path)
     assert out["reproducibility"] == {"label": "reproducible", "reasons": []}
     meta, body = read_markdown(run.path("result"))
-    assert meta["cited_claims"] == ["CLM-01", "CLM-02"]
+    # The front matter keeps what a reader wants; the cited claims are in run.json.
+    assert set(meta) == {"run_id", "finished_at", "stop_reason", "reproducibility"}
+    assert meta["reproducibility"] == "reproducible" and meta["stop_reason"] == "governor"
+    assert runrecord.read(run)["result"]["cited_claims"] == ["CLM-01", "CLM-02"]
     for heading in (
         "## References",
         "## Evidence map",

@@ -230,7 +230,7 @@ def test_an_unknown_sub_question_is_bad_input(quant_run, cli, tmp_path):
 def test_a_malformed_candidates_file_is_refused_naming_the_field(quant_run, cli, tmp_path):
     path = write_candidates(tmp_path, [{"url": "not a url"}, {"title": "no url"}])
     code, _, _, env = log(cli, quant_run, path)
-    assert code == 1 and env["errors"][0]["field"] in ("0.url", "1.url")
+    assert code == 2 and env["errors"][0]["field"] in ("0.url", "1.url")  # bad input, as the conventions say
     assert not quant_run.path("selection", sq="SQ-01").exists()
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_engine.view import _model_label
+from research_engine.view import model_label as _model_label
 
 
 def test_model_label_shows_the_name_and_other_facts():

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from html.parser import HTMLParser
 
 import pytest
+from chromium_page import assert_reads_cleanly, open_page
 from core_testkit import (
     allow_robots,
     fast_verifier,
@@ -20,17 +18,11 @@ from core_testkit import (
 
 from research_engine import controller, selection
 from research_engine.view import gather, render, write_view
+from research_engine.view.gather import split_result
 
 GOOD = "The event loop runs asynchronous tasks and callbacks in a single thread."
 PLANTED = "Each asyncio task runs on its own operating system thread <script>alert(1)</script> by design."
 HOSTILE_TITLE = "<img src=x onerror=alert(2)> Tasks & threads"
-
-
-def _chromium() -> str | None:
-    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if found is None and os.environ.get("CI") == "true":
-        pytest.fail("CI must install chromium (Debian's package) for the trace viewer test")
-    return found
 
 
 @pytest.fixture
@@ -161,49 +153,64 @@ def test_view_works_on_a_run_with_nothing_but_a_brief(locked_run):
 
 
 def test_chromium_shows_claims_verdicts_the_refusal_quotes_and_sources(built_run, tmp_path):
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
     run, sq, good, planted = built_run
     path = write_view(run)
     assert path == run.root / "view.html"
-    common = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ]
-    done = subprocess.run([*common, "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=90)
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = _read(done.stdout)
-    visible = " ".join(" ".join(seen.text).split())
-    assert good in seen.ids and planted in seen.ids
+    seen = open_page(path, tmp_path, "built-run")
+    assert_reads_cleanly(seen)
+    dom, visible = seen.dom, seen.dom.visible
+    assert good in dom.ids and planted in dom.ids
     assert f"supported {good} {GOOD}" in visible
     assert f"REFUSED {planted}" in visible and "Refused by the verifier: not established." in visible
     assert GOOD in visible and "alert(1)" in visible  # the quote, and the planted markup shown as text
-    assert "script" not in seen.tags  # ...never executed as markup
     source_anchor = f"src-{sq}-SRC-01"
-    assert source_anchor in seen.ids and source_anchor in seen.links
-    assert f"q-{good}-1" in seen.links and f"q-{good}-1" in seen.ids
+    assert source_anchor in dom.ids and source_anchor in dom.links
+    assert f"q-{good}-1" in dom.links and f"q-{good}-1" in dom.ids
     assert "re-research" in visible  # the loop log's decision
     assert "official documentation" in visible  # the selection log's stated reason
     assert "provider_calls" in visible  # budgets
-    shot = tmp_path / "view.png"
-    subprocess.run(
-        [*common, f"--screenshot={shot}", "--window-size=1280,2000", path.as_uri()],
-        capture_output=True,
-        timeout=90,
-        check=True,
-    )
-    assert shot.stat().st_size > 10_000
-    if os.environ.get("RESEARCH_ENGINE_KEEP_SCREENSHOT"):
-        shutil.copy(shot, os.environ["RESEARCH_ENGINE_KEEP_SCREENSHOT"])
+
+
+HOSTILE_DELIVERABLE = """---
+schema_version: 1
+run_id: x
+---
+
+# Threads <img src=x onerror="document.title='pwned'">
+
+## Answer
+
+The loop runs tasks in one thread [CLM-01]; see SQ-01/SRC-01 and `git add <file>` and git add &lt;file>.
+<script>document.title='pwned'</script> [click](javascript:document.title='pwned') [rel](notes.md)
+[doc](doi:10.1000/xyz) <http://example.org/page> ![pixel](http://example.org/p.png) [CLM-77]
+
+<!-- research-engine: generated sections below; do not edit -->
+
+## References
+
+- **SQ-01/SRC-01** Event loop. <http://example.org/loop>
+"""
+
+
+def test_chromium_renders_a_hostile_deliverable_as_text_with_only_web_and_card_links(built_run, tmp_path):
+    run, sq, good, _ = built_run
+    data = gather(run)
+    data["result"] = split_result(HOSTILE_DELIVERABLE.replace("CLM-01", good).replace("SQ-01", sq))
+    page = tmp_path / "hostile.html"
+    page.write_text(render(data), encoding="utf-8")
+    seen = open_page(page, tmp_path, "hostile-deliverable")
+    assert_reads_cleanly(seen)
+    dom, visible = seen.dom, seen.dom.visible
+    assert "pwned" not in seen.html.split("<body")[0]  # the title was never rewritten by a script
+    assert "git add <file> and git add <file>" in visible  # a code span and an entity, each escaped once
+    assert "<script>document.title='pwned'</script>" in visible
+    assert f"[{good}]" in visible and good in dom.links and f"src-{sq}-SRC-01" in dom.links
+    assert "[CLM-77]" in visible and "CLM-77" not in dom.links  # no card, so no link
+    assert "https://doi.org/10.1000/xyz" in dom.hrefs and "http://example.org/page" in dom.hrefs
+    assert not [h for h in dom.hrefs if "javascript" in h or h.endswith("notes.md")]
+    assert "http://example.org/p.png" in dom.hrefs  # an image is a link to it, never loaded (no <img>)
+    assert "research-engine: generated sections" not in visible
+    assert visible.index("Answer") < visible.index("Sub-questions and claims")
 
 
 def test_view_command_writes_view_html_in_the_run_or_where_asked(cli, locked_run, tmp_path):

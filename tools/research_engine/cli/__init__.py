@@ -74,8 +74,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "view",
         "view_cmd",
-        "Write one static, self-contained HTML page showing the run: claims, verdicts, quotes, sources, "
-        "logs.",
+        "Write the run as one static HTML page (or a PDF with --pdf): the deliverable first, each claim "
+        "and source it cites linked to its card.",
     ),
     # utilities
     ("ids", "ids_cmd", "Allocate identifiers (never reused)."),

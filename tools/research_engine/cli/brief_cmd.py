@@ -30,9 +30,8 @@ def check(file: FileArg, json_: JsonOpt = False) -> None:
         from research_engine import brief
 
         report = brief.check_file(file)
+        # Each problem is said once, as an error line on stderr; stdout keeps the verdict and the questions.
         lines = [f"brief {file}: {'valid' if report.ok else 'NOT valid'} ({report.source_format})"]
-        for p in report.problems:
-            lines.append(f"  problem: {p.message}")
         for w in report.warnings:
             lines.append(f"  warning: {w.message}")
         if report.defaulted:

@@ -82,12 +82,8 @@ def fetch(
                 result.error or "fetch-failed", f"{url}: {result.error_detail or result.error}", field="url"
             )
             code = _EXIT_FOR_ERROR.get(result.error or "", ExitCode.UPSTREAM_FAILED)
-            return Result(
-                data={"fetch": fetched},
-                text=f"not fetched: {problem.message}",
-                exit_code=code,
-                errors=[problem],
-            )
+            # One message per failure: the error line on stderr says it (no "not fetched:" echo on stdout).
+            return Result(data={"fetch": fetched}, exit_code=code, errors=[problem])
 
         page = {
             "title": doc.title,
@@ -109,24 +105,14 @@ def fetch(
             return Result(data=data, text=text, warnings=warnings)
 
         if retrieved.duplicate_of is not None:
-            problem = Problem("duplicate-source", f"{url}: {retrieved.detail}", field="url")
+            problem = Problem("duplicate-source", f"not recorded: {url}: {retrieved.detail}", field="url")
             data["source"] = retrieved.duplicate_of
-            return Result(
-                data=data,
-                text=f"not recorded: {problem.message}",
-                exit_code=ExitCode.CHECK_FAILED,
-                errors=[problem],
-            )
+            return Result(data=data, exit_code=ExitCode.CHECK_FAILED, errors=[problem])
         if retrieved.error == THIN:
             problem = Problem(
                 "thin-page", f"{url} has too little text to be a source; not recorded", field="url"
             )
-            return Result(
-                data=data,
-                text=f"not recorded: {problem.message}",
-                exit_code=ExitCode.CHECK_FAILED,
-                errors=[problem],
-            )
+            return Result(data=data, exit_code=ExitCode.CHECK_FAILED, errors=[problem])
         from research_engine.retrieve import source_path
 
         ref = retrieved.ref or ""

@@ -46,6 +46,6 @@ def check(
         problem = Problem(
             "refused-robots", f"robots.txt disallows {url} for {product_token(agent)}", field="url"
         )
-        return Result(data=out, text="disallowed", exit_code=ExitCode.REFUSED, errors=[problem])
+        return Result(data=out, exit_code=ExitCode.REFUSED, errors=[problem])  # said once, on stderr
 
     run_command("robots check", json_, body)

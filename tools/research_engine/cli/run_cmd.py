@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 from pathlib import Path
@@ -10,8 +11,17 @@ from typing import Annotated
 
 import typer
 
-from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_command, settings, verbosity
+from research_engine.cli._common import (
+    AllowHostOpt,
+    JsonOpt,
+    Result,
+    run_command,
+    settings,
+    setup_logging,
+    verbosity,
+)
 from research_engine.errors import BadInput, ExitCode
+from research_engine.runrecord import describe_spend
 from research_engine.vocabulary import Depth
 
 MODELS = ("extractive", "openai", "scripted")
@@ -40,7 +50,7 @@ def _summary(outcome: dict) -> str:
     )
     spent = figures["budgets"]["spent"]
     limits = figures["budgets"]["set"]
-    lines.append("  spent: " + ", ".join(f"{k} {spent[k]}/{limits.get(k, '-')}" for k in spent))
+    lines.append("  spent: " + ", ".join(describe_spend(k, spent[k], limits.get(k, "-")) for k in spent))
     if outcome.get("result"):
         lines.append(f"  result: {Path(outcome['run_root']) / outcome['result']}")
     for sq, plan in (outcome.get("planned") or {}).items():
@@ -115,6 +125,16 @@ def run(
             "recorded list).",
         ),
     ] = None,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Show every stage and event on stderr (as `research-engine -v run`), and keep the model's "
+            "exchanges under <run>/model/.",
+        ),
+    ] = 0,
     json_: JsonOpt = False,
 ) -> None:
     """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify,
@@ -124,7 +144,9 @@ def run(
     and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
     an event in run.json and the run goes on without it.
 
-    With `research-engine -v run ...` every model exchange (request, parameters, reply, usage, timing) is
+    Quiet by default: a progress bar on a terminal, then a closing summary. Every stage and event is written
+    to the run's event log (.state/events.log) and the significant ones to run.json; with -v they are
+    shown on stderr too, and every model exchange (request, parameters, reply, usage, timing) is
     kept under <run>/model/, with known secrets scrubbed.
 
     Exit 0 when the run completes (result.md passes `report check`), 7 when a budget stopped it (a partial,
@@ -135,11 +157,13 @@ def run(
     """
 
     def body() -> Result:
-        from research_engine.engine import loop
-        from research_engine.engine.apigather import parse_sources
+        from research_engine.engine.config import EngineOptions, preflight
         from research_engine.engine.progress import Progress
 
-        progress = Progress.auto(json_mode=json_)
+        loud = verbosity() >= 1 or verbose >= 1
+        if verbose > verbosity():
+            setup_logging(verbose, False)  # `run -v` logs like `research-engine -v run`
+        progress = Progress.auto(json_mode=json_, verbose=loud)
         # SIGTERM (a job scheduler, `timeout`, `kill`) ends the run like Ctrl-C: run.json says failed, the
         # spend is kept, and `run --resume` picks it up.
         if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
@@ -148,9 +172,9 @@ def run(
             if resume_run is not None:
                 if brief is not None:
                     raise BadInput("give a BRIEF or --resume RUN, not both", code="bad-options")
-                outcome = loop.resume(
-                    resume_run, settings=settings(), progress=progress, keep_exchanges=verbosity() >= 1
-                )
+                from research_engine.engine import loop
+
+                outcome = loop.resume(resume_run, settings=settings(), progress=progress, keep_exchanges=loud)
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
@@ -168,7 +192,7 @@ def run(
                     raise BadInput(
                         f"depth must be one of {', '.join(DEPTHS)}", code="bad-depth", field="depth"
                     )
-                options = loop.EngineOptions(
+                options = EngineOptions(
                     model=model,
                     depth=depth,
                     dry_run=dry_run,
@@ -178,10 +202,17 @@ def run(
                     allow_private=allow_private,
                     allow_hosts=list(allow_host or []),
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
-                    sources=parse_sources(sources) if sources is not None else None,
-                    keep_exchanges=verbosity() >= 1,
+                    # Checked (and put in order) when the run starts: the gather module loads with the engine.
+                    sources=[s for s in re.split(r"[,\s]+", sources) if s] if sources is not None else None,
+                    keep_exchanges=loud,
                 )
-                outcome = loop.run(brief, options, settings=settings(), progress=progress)
+                config = settings()
+                if replay_from is None and model.split(":", 1)[0] != "openai":  # `start` checks that model
+                    # Before the engine is loaded: a run doomed from the start stops within a second.
+                    preflight(brief, options, config)
+                from research_engine.engine import loop
+
+                outcome = loop.run(brief, options, settings=config, progress=progress)
         finally:
             progress.close()
         data = outcome.to_dict()

@@ -44,8 +44,8 @@ def check(
             shown = f" ({', '.join(verdict.addresses)})" if verdict.addresses else ""
             return Result(data=data, text=f"allowed: {verdict.url}{shown}")
         code = ExitCode.UNRESOLVED if verdict.code == "unresolved" else ExitCode.REFUSED
-        problem = Problem(verdict.code or "refused-ssrf", verdict.reason or "refused", field="url")
-        return Result(data=data, text=f"refused: {verdict.reason}", exit_code=code, errors=[problem])
+        problem = Problem(verdict.code or "refused-ssrf", f"refused: {verdict.reason or url}", field="url")
+        return Result(data=data, exit_code=code, errors=[problem])  # said once, on stderr
 
     run_command("url check", json_, body)
 

@@ -6,24 +6,30 @@
   `--replay` configures itself as the recording was.
 - `provider_prefixes`: which URLs are provider calls (search and data APIs) for the budget.
 - `lock_brief`: the brief locked for a new run (a locked brief.md is re-run with its own fields).
+- `check_search_configured`, `check_search_reachable`: a web search that cannot happen (no backend, or
+  every backend refused by the guard, robots.txt or DNS) stops `run` before anything is locked.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
 from research_engine import bounded, brief, trace
-from research_engine.errors import BadInput, NotConfigured
-from research_engine.net.policy import allow_host_entries
+from research_engine.errors import BadInput, NotConfigured, Refused, Unresolved
+from research_engine.net.guard import check_url, parse_allow_host
+from research_engine.net.policy import allow_host_entries, fetch_policy
 from research_engine.settings import Settings
 from research_engine.sources import search
 from research_engine.sources.search import searxng_endpoint
 from research_engine.trace import Run
+from research_engine.vocabulary import Modality
 
 ENGINE_CONFIG = "engine.json"  # inside the cassette directory
 
@@ -162,3 +168,71 @@ def check_search_configured(options: EngineOptions, settings: Settings) -> None:
             "gather from the data APIs only with --sources openalex,worldbank",
             code="search-not-configured",
         )
+
+
+def check_search_reachable(options: EngineOptions, settings: Settings) -> None:
+    """Before anything is locked: when the guard would refuse every configured search backend (a private
+    address not allowed, robots.txt for a crawled backend, a name that does not resolve), the run would
+    search nothing and blame its sources, so it stops here as a missing backend does: Refused (exit 3),
+    or Unresolved (4) when every backend's name failed to resolve, naming each and how to allow it."""
+    if "web" not in (options.sources or ["web"]):
+        return
+    policy = fetch_policy(settings, allow_private=options.allow_private, allow_hosts=options.allow_hosts)
+    allowed = [parse_allow_host(entry) for entry in policy.allow_hosts]
+    refusals: list[tuple[str, str, str]] = []  # (backend, code, why)
+    for name in search.configured_backends(settings):
+        url = search.backend_endpoint(name, settings)
+        verdict = check_url(url, allow_private=policy.allow_private, allow_hosts=allowed)
+        why = None if verdict.allowed else f"{verdict.reason}{_allow_hint(url, verdict.code)}"
+        if why is None and name in search.CRAWLED_BACKENDS:
+            with policy.client() as client:
+                why = client.robots_refusal(url)
+            code = "refused-robots"
+        else:
+            code = str(verdict.code or "refused-ssrf")
+        if why is None:
+            return  # one backend the guard lets through is enough: the search chain falls back to it
+        refusals.append((name, code, f"{name} at {url}: {why}"))
+    if not refusals:
+        return
+    message = (
+        ("the search backend is" if len(refusals) == 1 else "every search backend is")
+        + " refused, so the run would search nothing: "
+        + "; ".join(why for _, _, why in refusals)
+        + "; no run was started"
+    )
+    if all(code == "unresolved" for _, code, _ in refusals):
+        raise Unresolved(message, code="search-unresolved")
+    raise Refused(message, code="search-refused")
+
+
+def _allow_hint(url: str, code: str | None) -> str:
+    """How to let the run reach a refused private backend: the exact --allow-host entry."""
+    if code != "refused-ssrf":
+        return ""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f". Allow it with --allow-host {host}:{port} (or RESEARCH_ENGINE_ALLOW_HOSTS)"
+
+
+def preflight(
+    brief_path: str | Path,
+    options: EngineOptions,
+    settings: Settings,
+    check_model: Callable[[], Any] | None = None,
+) -> None:
+    """What must hold before a new run is locked, in order: a valid brief (2), a search backend and the
+    model's endpoint configured (5, `check_model`), a backend the guard lets through (3, or 4). `run` calls
+    it before it loads the engine, so a doomed run stops at once; `loop.start` calls it again for library
+    callers (it reads and resolves, it writes nothing)."""
+    check_brief(brief_path, options)
+    if options.sources is not None and not (options.sources and set(options.sources) <= set(Modality)):
+        return  # `loop.start` refuses the unknown name (2) before anything is asked of the network
+    check_search_configured(options, settings)
+    if check_model is not None:
+        check_model()
+    if not options.replay:  # a replay contacts nothing: its cassette answers as the recording was answered
+        check_search_reachable(options, settings)

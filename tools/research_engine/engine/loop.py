@@ -70,9 +70,8 @@ from research_engine.engine.config import (
     ENGINE_CONFIG,
     EngineOptions,
     Outcome,
-    check_brief,
-    check_search_configured,
     lock_brief,
+    preflight,
     provider_prefixes,
     read_cassette_config,
 )
@@ -115,6 +114,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         if self.options.replay:
             self.cassette = open_cassette("replay", self.options.replay, self.settings.secrets)
             options.update(client_kwargs(self.cassette))
+            options["warn_private"] = False  # served from the cassette: no private address is contacted
         elif self.options.record:
             self.cassette = open_cassette("record", self.run.path("cassette_dir"), self.settings.secrets)
             options.update(client_kwargs(self.cassette))
@@ -159,6 +159,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             # Closing is best effort; the run's state is already on disk.
             with suppress(Exception):
                 client.close()
+        self.progress.detach_log()
         self.release_writer()
 
     def drive(self) -> Outcome:
@@ -373,11 +374,13 @@ def start(
     else:
         legacy = False
         options.sources = parse_sources(options.sources)
-    check_brief(brief_path, options)  # an input error first, then the machine's configuration
-    check_search_configured(options, settings)
+    # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
+    check_model = None
     if model is None and options.model.split(":", 1)[0] == "openai":
-        # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
-        configured_endpoint(settings, model=options.model.partition(":")[2] or None)
+        check_model = functools.partial(
+            configured_endpoint, settings, model=options.model.partition(":")[2] or None
+        )
+    preflight(brief_path, options, settings, check_model)  # an input error first, then the machine
     run = lock_brief(brief_path, options)
     writer = trace.acquire_writer(run, "run")
     try:

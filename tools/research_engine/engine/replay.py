@@ -7,7 +7,7 @@ compared with the recorded one file by file:
 
 - compared: every file of the trace tree, except `cassette/` (the recording
   itself), `.state/` (the engine journal: timings and session counts), the run
-  lock and `view.html` (a rendering, written on demand);
+  lock, `view.html` and `view.pdf` (renderings, written on demand);
 - equal when the bytes are equal, or when they are equal after the documented
   volatile fields are masked (`VOLATILE_PATTERNS`): timestamps (anything a tool
   stamps when it runs: RFC 3339 date-times), the run id's creation stamp, the brief
@@ -36,7 +36,7 @@ from research_engine.engine import loop
 from research_engine.engine.cassette import VOLATILE
 from research_engine.errors import BadInput
 
-SKIP_TOP = ("cassette", ".state", ".lock", "view.html")
+SKIP_TOP = ("cassette", ".state", ".lock", "view.html", "view.pdf")
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "timestamps",

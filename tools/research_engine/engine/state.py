@@ -24,7 +24,7 @@ from research_engine.errors import ResearchEngineError
 from research_engine.selection.candidates import read_candidates_file
 from research_engine.settings import Settings
 from research_engine.trace import Run, WriterLock
-from research_engine.vocabulary import FAILURE_STOP_PREFIX, RunStatus
+from research_engine.vocabulary import CYCLE_CEILING, FAILURE_STOP_PREFIX, RunStatus
 
 
 class EngineState:
@@ -43,6 +43,7 @@ class EngineState:
         self.settings = settings
         self.options = options
         self.progress = progress
+        progress.attach_log(run.path("event_log"))
         self.journal = journal
         self.brief = brief_mod.load_locked(run.root)
         self.clock = Clock()
@@ -125,8 +126,10 @@ class EngineState:
                 claims=len(claims.active_claims(self.run)),
                 refused=sum(1 for v in latest.values() if v.get("verdict") == "refuse"),
                 failed_fetches=self.failed_fetches,
+                ceiling=CYCLE_CEILING.get(str(self.brief.get("depth"))),
                 budget=", ".join(
-                    f"{k} {v}/{self.budget.limits.get(k, '-')}" for k, v in self.budget.spent().items()
+                    runrecord.describe_spend(k, v, self.budget.limits.get(k, "-"))
+                    for k, v in self.budget.spent().items()
                 ),
             )
         except ResearchEngineError:

@@ -21,8 +21,10 @@ Authorization value in its body or headers) are scrubbed (`redaction.scrub_bytes
 body and header value the client returns, before anything can store it: the digest, the
 snapshot, the candidates and the extracted text all see `REDACTED`.
 
-Opt-ins (`allow_private`, `allow_hosts`, `allow_addresses`, `ignore_robots`) are logged as warnings and
-listed in `HttpClient.overrides`, so a caller that owns a run can record them in its trace.
+Opt-ins (`allow_private`, `allow_hosts`, `allow_addresses`, `ignore_robots`) are listed in
+`HttpClient.overrides`, so a caller that owns a run can record them in its trace, and logged: as warnings,
+except a private address reached on a host the user named (`allow_hosts`) or by a client that says it
+need not warn (`warn_private=False`: a replay, which contacts nothing), logged at INFO.
 This module wires the steps together; it never writes into a run.
 """
 
@@ -135,8 +137,12 @@ class HttpClient(Answers):
         robots_error_ttl: float = ROBOTS_ERROR_TTL,
         secrets: Sequence[str] = (),
         meter: Any = None,
+        warn_private: bool = True,
     ) -> None:
         self.allow_private = bool(allow_private)
+        # A private address reached under the broad opt-in is worth a warning; a host the user named, or any
+        # host of a replay (served from its cassette, never contacted), is noted at INFO only.
+        self.warn_private = warn_private
         # Told of every request before it is sent (`sending(method, url)`) and of every body once read
         # (`received(method, url, size)`): the headless engine's budget meter. None: nothing is told.
         self.meter = meter
@@ -171,7 +177,10 @@ class HttpClient(Answers):
         self._state_lock = threading.Lock()
         self._noted: set[tuple[str, str]] = set()
         if self.allow_private:
-            log.warning("private and loopback addresses are allowed for this client (explicit opt-in)")
+            log.log(
+                logging.WARNING if warn_private else logging.INFO,
+                "private and loopback addresses are allowed for this client (explicit opt-in)",
+            )
         elif self.allow_hosts:
             log.info("private addresses allowed for these hosts only: %s", ", ".join(self.allow_hosts))
         self._http = open_http(self._pins, user_agent=self.user_agent, transport_hook=transport_hook)
@@ -270,6 +279,16 @@ class HttpClient(Answers):
             allow_hosts=self._allowed_hosts,
         )
 
+    def robots_refusal(self, url: str) -> str | None:
+        """Why robots.txt keeps this client from `url` (it is fetched, then kept), or None when it may go
+        there or robots.txt is ignored."""
+        if self.ignore_robots:
+            return None
+        policy = self._robots_for(url, time.monotonic() + self.deadline)
+        if policy.allowed(url, self.user_agent):
+            return None
+        return policy.reason or "robots.txt disallows this URL for research-engine"
+
     # ------------------------------------------------------------ bookkeeping
 
     def _redact(self, text: str) -> str:
@@ -279,7 +298,7 @@ class HttpClient(Answers):
         with self._state_lock:
             self.stats[name] += 1
 
-    def _note(self, kind: str, key: str, **details: Any) -> None:
+    def _note(self, kind: str, key: str, *, loud: bool = True, **details: Any) -> None:
         with self._state_lock:
             if (kind, key) in self._noted:
                 return
@@ -290,7 +309,12 @@ class HttpClient(Answers):
                     **{k: self._redact(str(v)) if isinstance(v, str) else v for k, v in details.items()},
                 }
             )
-        log.warning("%s: %s", kind, ", ".join(f"{k}={self._redact(str(v))}" for k, v in details.items()))
+        log.log(
+            logging.WARNING if loud else logging.INFO,
+            "%s: %s",
+            kind,
+            ", ".join(f"{k}={self._redact(str(v))}" for k, v in details.items()),
+        )
 
     # ------------------------------------------------------------ one fetch, step by step
 
@@ -373,6 +397,7 @@ class HttpClient(Answers):
                 self._note(
                     "private-address",
                     f"{verdict.host}:{verdict.port}",
+                    loud=self.warn_private and not verdict.named,
                     url=url,
                     host=verdict.host,
                     addresses=list(verdict.addresses),

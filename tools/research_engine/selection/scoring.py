@@ -23,7 +23,7 @@ from datetime import date
 from typing import Any
 
 from research_engine.answering import key_terms
-from research_engine.errors import BadInput, CheckFailed
+from research_engine.errors import BadInput
 from research_engine.schemas import validate
 from research_engine.terms import fold, words
 from research_engine.urls import canonical_key as url_key
@@ -477,8 +477,8 @@ def load_candidates(payload: Any) -> list[dict[str, Any]]:
     elif isinstance(payload, dict) and "candidates" in payload:
         payload = payload["candidates"]
     problems = validate(payload, "candidates")
-    if problems:
-        raise CheckFailed(
+    if problems:  # a malformed input file is bad input (2), as a malformed brief is
+        raise BadInput(
             f"the candidates file does not match candidates.schema.json ({len(problems)} problem(s))",
             code="bad-candidates",
             problems=problems,

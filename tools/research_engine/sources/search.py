@@ -357,6 +357,20 @@ def searxng_endpoint(settings: Settings) -> str:
     return base if base.endswith("/search") else f"{base}/search"
 
 
+def backend_endpoint(name: str, settings: Settings) -> str:
+    """The URL a backend's searches go to (its query string aside)."""
+    return {
+        "searxng": lambda: searxng_endpoint(settings),
+        "brave": lambda: f"{settings.base_url('brave')}/web/search",
+        "tavily": lambda: f"{settings.base_url('tavily')}/search",
+        "duckduckgo": lambda: settings.base_url("duckduckgo"),
+    }[name]()
+
+
+# Backends whose requests honour robots.txt (not a documented API: a crawl, like a page fetch).
+CRAWLED_BACKENDS = ("duckduckgo",)
+
+
 def _json(response: ApiResponse, backend: str) -> Any:
     try:
         return json.loads(response.body.decode("utf-8-sig"))
@@ -421,7 +435,7 @@ def _run_backend(
             params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
             try:
                 response = fetch(
-                    searxng_endpoint(settings), params=params, accept=("json",), check_robots=False
+                    backend_endpoint(name, settings), params=params, accept=("json",), check_robots=False
                 )
                 page_candidates, page_info = parse_searxng(_json(response, name), limit, start_rank=1)
             except BackendFailed as failure:
@@ -449,7 +463,7 @@ def _run_backend(
         return candidates[:limit], info, responses
     if name == "brave":
         response = fetch(
-            f"{settings.base_url('brave')}/web/search",
+            backend_endpoint(name, settings),
             params={"q": query, "count": str(min(limit, 20))},
             headers={"X-Subscription-Token": settings.brave_api_key or "", "Accept": "application/json"},
             accept=("json",),
@@ -460,7 +474,7 @@ def _run_backend(
     if name == "tavily":
         payload = {"query": query, "max_results": min(limit, 20), "search_depth": "basic", "topic": "general"}
         response = fetch(
-            f"{settings.base_url('tavily')}/search",
+            backend_endpoint(name, settings),
             post=True,
             payload=payload,
             headers={"Authorization": f"Bearer {settings.tavily_api_key or ''}"},
@@ -469,7 +483,7 @@ def _run_backend(
         return candidates, info, responses
     if name == "duckduckgo":
         # Not a documented API: robots.txt is honoured like any crawl (the default of net.get).
-        response = fetch(settings.base_url("duckduckgo"), params={"q": query}, accept=("html",))
+        response = fetch(backend_endpoint(name, settings), params={"q": query}, accept=("html",))
         text = response.body.decode("utf-8", errors="replace")
         if ddg_blocked(text, response.status):
             raise BackendFailed(
