@@ -7,6 +7,7 @@ seen with its start and end times. Ray cases start a real local Ray instance on 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -63,7 +64,8 @@ class LoggingProxy:
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client stopped mid-way
+                    self.wfile.write(body)
                 with proxy._lock:
                     proxy.log.append((started, time.monotonic(), self.path))
 
@@ -276,6 +278,42 @@ def test_a_worker_killed_mid_run_is_recorded_and_resume_completes_every_brief(pr
     resumed = next(e for e in final["runs"] if e["index"] == entry["index"])
     assert resumed["run_dir"] == victim and resumed["attempts"] == 2  # the same run, continued
     assert len(list(out.glob("2*"))) == 3  # no second run directory for the killed brief
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_batch_cleanly_and_resume_continues_it(proxy, tmp_path):
+    briefs = _briefs(tmp_path / "briefs", OBJECTIVES[3:6])
+    host = proxy.url.split("//", 1)[1]
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "research_engine", "batch", *map(str, briefs), "--workers", "2"]
+        + ["--output-path", str(out), "--allow-host", host, "--json"],
+        env=_env(proxy, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job has
+    )
+    deadline = time.monotonic() + 300
+    while len(list(out.glob("2*/decompose/sub-questions.md"))) < 2:  # two runs at work
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the driver and every worker
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == ExitCode.INTERRUPTED, stderr[-2000:]
+    assert "Traceback" not in stderr
+    batch_dir = next(out.glob("batch-*"))
+    record = json.loads((batch_dir / "batch.json").read_text())
+    assert record["status"] == "interrupted"
+    cut = [e for e in record["runs"] if e["status"] == "interrupted"]
+    assert cut and all(e["run_dir"] for e in cut)
+    for entry in cut:  # each run says what `run` says when Ctrl-C stops it
+        run_json = json.loads((Path(entry["run_dir"]) / "run.json").read_text())
+        assert run_json["status"] == "failed" and run_json["stop_reason"] == "failed:interrupted"
+
+    done = _batch(["--resume", str(batch_dir)], proxy, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _check_batch(batch_dir, briefs)
 
 
 # ------------------------------------------------------------------------------------------ bad input

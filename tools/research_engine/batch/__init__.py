@@ -16,7 +16,7 @@ from research_engine.batch.runner import (
     batch_exit_code,
     find_briefs,
     resume_batch,
-    start_batch,
+    run_batch,
 )
 
 __all__ = [
@@ -27,5 +27,5 @@ __all__ = [
     "batch_exit_code",
     "find_briefs",
     "resume_batch",
-    "start_batch",
+    "run_batch",
 ]

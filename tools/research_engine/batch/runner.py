@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from research_engine import bounded, brief
+from research_engine.batch import cluster
 from research_engine.batch import record as records
 from research_engine.batch.record import BatchRecord, BriefEntry
 from research_engine.batch.worker import RunRequest, process_main
@@ -113,7 +114,7 @@ def find_briefs(paths: Iterable[str | Path], folder: str | Path | None) -> list[
     return found
 
 
-def start_batch(
+def run_batch(
     briefs: list[Path],
     options: BatchOptions,
     *,
@@ -213,9 +214,7 @@ def _open_executor(ray: str | None, workers: int) -> Any:
     """None for local processes; a connected Ray session for `ray` ("local", "auto", "ray://...")."""
     if ray is None:
         return None
-    from research_engine.batch import cluster  # noqa: PLC0415 - only a Ray batch loads it (and Ray)
-
-    return cluster.connect(ray, workers)
+    return cluster.connect(ray, workers)  # Ray itself is imported there, on first use
 
 
 def _requests(record: BatchRecord, engine_options: dict[str, Any], settings: Settings) -> list[RunRequest]:

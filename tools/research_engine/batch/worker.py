@@ -57,7 +57,8 @@ def drive(
     """
     politeness.install(ledger)  # every client the run opens shares the batch's per-host politeness
     if own_process and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)
+        signal.signal(signal.SIGINT, _interrupted)
+        signal.signal(signal.SIGTERM, _interrupted)
     started = time.monotonic()
     result: dict[str, Any] = {"index": request.index, "run_dir": request.run_dir}
     try:
@@ -109,7 +110,16 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     trace.atomic_write_text(path, json.dumps(data, ensure_ascii=False) + "\n")
 
 
-def _terminated(signum: int, frame: FrameType | None) -> None:
+_stopping = threading.Event()
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C or SIGTERM, once: the run ends as `run` ends it, and a second signal (Ctrl-C reaches every
+    process of the group, then the driver stops its workers) does not cut that ending short. (The handler
+    stays installed and returns: setting SIG_IGN here would make CPython raise on a signal already caught.)"""
+    if _stopping.is_set():
+        return
+    _stopping.set()
     raise KeyboardInterrupt
 
 

@@ -110,7 +110,7 @@ def batch(
                 allow_private=allow_private,
                 record=record,
             )
-            done = batches.start_batch(
+            done = batches.run_batch(
                 batches.find_briefs(briefs or [], briefs_dir), options, settings=settings(), reporter=reporter
             )
         data = done.to_dict()
