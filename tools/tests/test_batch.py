@@ -371,6 +371,7 @@ def _ray_available() -> None:
 def test_an_unreachable_ray_cluster_is_one_line_exit_6(cli, tmp_path, monkeypatch):
     _ray_available()
     monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # Ray keeps a token under HOME
     good = _briefs(tmp_path / "briefs", OBJECTIVES[:1])
     code, _, _, env = cli(
         "batch", *map(str, good), "--ray", "ray://127.0.0.1:1", "--output-path", str(tmp_path / "o"), "--json"
