@@ -20,7 +20,8 @@ can drive a run with the handful of names below, without the CLI:
     close_verification(run)
     decision = control(run)                            # stop, or the next rung of the ladder
 
-`run_research(brief, EngineOptions(), settings=settings)` drives the whole loop headless.
+`run_research(brief, EngineOptions(), settings=settings)` drives the whole loop headless;
+`run_batch([brief, ...], BatchOptions(workers=2), settings=settings)` drives many, each an ordinary run.
 Errors are `ResearchEngineError`s carrying an `ExitCode`. Everything else lives in the
 modules named in docs/architecture.md; these names are loaded on first use, so
 `import research_engine` stays cheap (the CLI imports it on every call).
@@ -55,9 +56,13 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "EngineOptions": ("research_engine.engine.config", "EngineOptions"),
     "run_research": ("research_engine.engine.loop", "run"),
     "resume_research": ("research_engine.engine.loop", "resume"),
+    "BatchOptions": ("research_engine.batch", "BatchOptions"),
+    "run_batch": ("research_engine.batch", "run_batch"),
+    "resume_batch": ("research_engine.batch", "resume_batch"),
 }
 
 __all__ = [
+    "BatchOptions",
     "EngineOptions",
     "ExitCode",
     "PageRequest",
@@ -75,8 +80,10 @@ __all__ = [
     "open_run",
     "prepare_verification",
     "record_verdict",
+    "resume_batch",
     "resume_research",
     "retrieve_pages",
+    "run_batch",
     "run_research",
     "validate_run",
 ]
@@ -97,6 +104,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names for type checkers and editors
+    from research_engine.batch import BatchOptions, resume_batch, run_batch
     from research_engine.brief import lock as lock_brief
     from research_engine.claims import add_claim
     from research_engine.controller import control

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from research_engine.errors import NotConfigured
+
 
 def trafilatura() -> ModuleType:
     import trafilatura  # noqa: PLC0415 - heavy (lxml, htmldate, courlan): only extraction needs it
@@ -92,3 +94,14 @@ def weasyprint() -> ModuleType | None:
     except (ImportError, OSError):
         return None
     return weasyprint
+
+
+def ray() -> ModuleType:
+    """Ray, for `batch --ray` (the optional `ray` extra); NotConfigured naming the install when absent."""
+    try:
+        import ray  # noqa: PLC0415 - optional and heavy (grpc, protobuf): only a batch on Ray needs it
+    except ImportError as exc:
+        raise NotConfigured(
+            "batch --ray needs Ray: pip install 'research-engine[ray]'", code="ray-missing", field="ray"
+        ) from exc
+    return ray

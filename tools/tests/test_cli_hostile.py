@@ -52,6 +52,7 @@ TEMPLATES: dict[str, list[str]] = {
     "control": ["--run", "{run}"],
     "validate": ["{run}"],
     "run": ["{file}", "--output-path", "{out}"],
+    "batch": ["{file}", "--output-path", "{out}"],
     "replay": ["{run}", "--keep", "{out}"],
     "view": ["{run}"],
     "brief check": ["{file}"],

@@ -60,6 +60,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "control, loop, synthesize; the same trace tree the skill bundle writes.",
     ),
     (
+        "batch",
+        "batch_cmd",
+        "Run many briefs, each a normal headless run in the output path, and keep one record of them "
+        "(batch-<stamp>/batch.json and batch.md).",
+    ),
+    (
         "replay",
         "run_cmd",
         "Re-execute a recorded run offline from its cassette and report any difference from its trace "

@@ -216,12 +216,7 @@ def run(
         finally:
             progress.close()
         data = outcome.to_dict()
-        code = ExitCode.OK
-        if outcome.partial or (outcome.stop_reason or "").startswith("budget:"):
-            code = ExitCode.BUDGET_SPENT  # a budget stop says why first, finding or not
-        elif outcome.no_finding:
-            code = ExitCode.NO_FINDING
-        return Result(data=data, text=_summary(data), exit_code=code)
+        return Result(data=data, text=_summary(data), exit_code=outcome.exit_code)
 
     run_command("run", json_, body)
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from research_engine import bounded, brief, trace
-from research_engine.errors import BadInput, NotConfigured, Refused, Unresolved
+from research_engine.errors import BadInput, ExitCode, NotConfigured, Refused, Unresolved
 from research_engine.net.guard import check_url, parse_allow_host
 from research_engine.net.policy import allow_host_entries, fetch_policy
 from research_engine.settings import Settings
@@ -79,6 +79,15 @@ class Outcome:
         out = asdict(self)
         out["run_root"] = str(self.run_root)
         return out
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """7 when a budget stopped the run (it says why first, finding or not), 8 with no finding, else 0."""
+        if self.partial or (self.stop_reason or "").startswith("budget:"):
+            return ExitCode.BUDGET_SPENT
+        if self.no_finding:
+            return ExitCode.NO_FINDING
+        return ExitCode.OK
 
 
 def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:

@@ -42,11 +42,12 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from research_engine import __version__
+from research_engine.net import politeness
 from research_engine.net.answers import Answers, CachedCopy, Fetch
 from research_engine.net.cache import RevalidationCache
 from research_engine.net.exchange import REDIRECT_STATUSES, Exchange, exchange
 from research_engine.net.guard import GuardVerdict, Resolver, check_url, parse_allow_host
-from research_engine.net.politeness import Gate
+from research_engine.net.politeness import Gate, HostLedger
 from research_engine.net.result import FetchResult, failure
 from research_engine.net.retry import RETRY_AFTER_STATUSES, RetryPolicy
 from research_engine.net.robots import (
@@ -138,6 +139,7 @@ class HttpClient(Answers):
         secrets: Sequence[str] = (),
         meter: Any = None,
         warn_private: bool = True,
+        host_ledger: HostLedger | None = None,
     ) -> None:
         self.allow_private = bool(allow_private)
         # A private address reached under the broad opt-in is worth a warning; a host the user named, or any
@@ -167,6 +169,8 @@ class HttpClient(Answers):
             per_host=per_host_concurrency,
             global_limit=global_concurrency,
             sleep=self.retry.sleep,
+            # Shared with the other processes of a batch when one is given or installed (net.politeness).
+            ledger=host_ledger if host_ledger is not None else politeness.installed(),
         )
         self.overrides: list[dict[str, Any]] = []
         # requests, full_downloads, not_modified, robots_fetches
