@@ -319,8 +319,14 @@ def test_ctrl_c_stops_the_batch_cleanly_and_resume_continues_it(proxy, tmp_path)
 # ------------------------------------------------------------------------------------------ bad input
 
 
-def test_every_bad_input_is_one_line_before_any_run(cli, tmp_path, monkeypatch):
+def _closed_search_backend(monkeypatch) -> None:
+    """A search backend the guard lets through (a named loopback host) that nothing ever asks."""
     monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_HOSTS", "127.0.0.1:9")
+
+
+def test_every_bad_input_is_one_line_before_any_run(cli, tmp_path, monkeypatch):
+    _closed_search_backend(monkeypatch)
     good = _briefs(tmp_path / "briefs", OBJECTIVES[:2])
     out = tmp_path / "out"
 
@@ -344,9 +350,14 @@ def test_every_bad_input_is_one_line_before_any_run(cli, tmp_path, monkeypatch):
     code, _, _, env = cli("batch", "--resume", str(tmp_path), "--json")
     assert code == ExitCode.BAD_INPUT and env["errors"][0]["code"] == "unknown-batch"
 
+    monkeypatch.delenv("RESEARCH_ENGINE_ALLOW_HOSTS")  # a loopback backend nobody allowed dooms every run
+    code, _, _, env = cli("batch", *map(str, good), "--output-path", str(out), "--json")
+    assert code == ExitCode.REFUSED and "--allow-host" in env["errors"][0]["message"]
+    assert not out.exists() or not any(out.iterdir())
+
 
 def test_ray_without_ray_installed_exits_5_naming_the_install(cli, tmp_path, monkeypatch):
-    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    _closed_search_backend(monkeypatch)
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     good = _briefs(tmp_path / "briefs", OBJECTIVES[:1])
     code, _, _, env = cli(
@@ -370,7 +381,7 @@ def _ray_available() -> None:
 @pytest.mark.slow
 def test_an_unreachable_ray_cluster_is_one_line_exit_6(cli, tmp_path, monkeypatch):
     _ray_available()
-    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    _closed_search_backend(monkeypatch)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # Ray keeps a token under HOME
     good = _briefs(tmp_path / "briefs", OBJECTIVES[:1])
     code, _, _, env = cli(
