@@ -112,10 +112,11 @@ class Result:
 
 
 def client_env(
-    home: Path, base_url: str, path_dirs: list[Path] | None = None, **extra: str
+    home: Path, base_url: str, path_dirs: list[Path] | None = None, path: str | None = None, **extra: str
 ) -> dict[str, str]:
-    """A clean environment: nothing from the caller's except PATH and the locale."""
-    path = os.pathsep.join([*(str(p) for p in path_dirs or []), os.environ.get("PATH", "/usr/bin:/bin")])
+    """A clean environment: nothing from the caller's except PATH (or `path`) and the locale."""
+    base = path if path is not None else os.environ.get("PATH", "/usr/bin:/bin")
+    path = os.pathsep.join([*(str(p) for p in path_dirs or []), base])
     env = {
         "HOME": str(home),
         "PATH": path,

@@ -10,6 +10,7 @@ on disk, not the last commit. Each workspace has its own fresh HOME.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,8 @@ class Workspace:
     cwd: Path
     home: Path
     env_extra: dict[str, str] = field(default_factory=dict)
+    # False: PATH holds no research-engine at all (a plugin user's machine); the plugin's bin/ provides it.
+    toolkit_on_path: bool = True
 
     @property
     def plugin_args(self) -> list[str]:
@@ -102,8 +105,15 @@ class Workspace:
         return "/" + self.name(bare)
 
     def env(self, base_url: str) -> dict[str, str]:
+        if not self.toolkit_on_path:
+            return client.client_env(self.home, base_url, path=path_without_toolkit(), **self.env_extra)
         # The toolkit's console script lives beside the interpreter running the tests.
         return client.client_env(self.home, base_url, [Path(sys.executable).parent], **self.env_extra)
+
+    @property
+    def plugin_data(self) -> Path:
+        """The installed plugin's persistent data directory (`${CLAUDE_PLUGIN_DATA}`)."""
+        return self.home / ".claude" / "plugins" / "data" / f"{PLUGIN}-{PLUGIN}"
 
     def run(
         self,
@@ -132,6 +142,12 @@ class Workspace:
         return client.run(
             self.binary, list(argv), cwd=self.cwd, env=self.env("http://127.0.0.1:9"), timeout=timeout
         )
+
+
+def path_without_toolkit() -> str:
+    """This process's PATH without any directory that holds a `research-engine` (an active venv's)."""
+    dirs = os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not (Path(d) / "research-engine").exists())
 
 
 def make_workspace(mode: str, binary: Path, tmp: Path) -> Workspace:

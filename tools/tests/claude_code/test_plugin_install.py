@@ -1,0 +1,225 @@
+"""The plugin brings its own toolkit and takes its settings from Claude Code, on a machine where no
+`research-engine` is on PATH (a fresh HOME; `claude plugin marketplace add <clone>`, `claude plugin install`).
+
+- The first `research-engine ... --json` call of `/research-engine:research` goes to the plugin's
+  `bin/research-engine`, which installs the toolkit from the plugin's own source into the plugin's data
+  directory (real pip, from the package registry) and then runs it.
+- The user's plugin settings (`claude plugin configure`, a SearXNG URL and a sensitive Brave key) reach the
+  toolkit: a search through a local SearXNG-compatible server succeeds, and so does one through a local
+  Brave stand-in that answers only to the configured key. The key is never written under the run or the
+  plugin root, and never reaches the model.
+- A second `claude` run reuses the install; a developer's `research-engine` on PATH runs first, and the
+  plugin's bin/ still works and says which one ran.
+- Two `claude` runs starting at once on a fresh machine both succeed, with one install between them.
+
+Each of the two tests installs once (about half a minute with pip's cache warm: the cache is shared by every
+session of the suite, outside the repository). One test per install keeps pytest-xdist from running an
+install twice. The Bash tool's timeout is raised to ten minutes here so that a cold download stays in the
+foreground; with the default two minutes the client moves a longer call to the background and it goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import stat
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from test_sources_http import answer
+
+from claude_code.stub import Script, main_session, tool
+from claude_code.workspace import PLUGIN, Workspace, make_workspace
+
+pytestmark = pytest.mark.slow
+
+INSTALLING = re.compile(
+    r"research-engine: first use of plugin version (\S+): installing the toolkit into (\S+)"
+)
+# The sensitive setting, made up per session so that no file holds it beforehand.
+CANARY = f"brave-canary-{secrets.token_hex(12)}"
+VERSION = json.loads((Path(__file__).resolve().parents[3] / ".claude-plugin" / "plugin.json").read_text())[
+    "version"
+]
+
+
+def pip_cache() -> Path:
+    """pip's cache for the plugin's installs, shared by every session of the suite (a fresh HOME per test
+    would otherwise download every wheel again)."""
+    base = os.environ.get("RESEARCH_ENGINE_PIP_CACHE")
+    return Path(base) if base else Path.home() / ".cache" / "research-engine-tests" / "pip"
+
+
+def installed(binary: Path, tmp: Path) -> Workspace:
+    """The plugin installed from a clone as docs/claude-code.md says, on a machine with no toolkit."""
+    ws = make_workspace("plugin", binary, tmp)
+    ws.toolkit_on_path = False
+    ws.env_extra.update(PIP_CACHE_DIR=str(pip_cache()), BASH_DEFAULT_TIMEOUT_MS="600000")
+    for argv in (
+        ("plugin", "marketplace", "add", str(ws.repo)),
+        ("plugin", "install", f"{PLUGIN}@{PLUGIN}"),
+    ):
+        done = ws.claude(*argv)
+        assert done.returncode == 0, done.stdout + done.stderr
+    ws.mode = "installed"
+    return ws
+
+
+def files_of(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def holding(root: Path, secret: str) -> list[str]:
+    """Files under `root` whose bytes hold `secret`."""
+    return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def bash(command: str):
+    return tool("Bash", command=command)
+
+
+def test_the_plugin_installs_its_toolkit_on_first_use_and_takes_its_settings_from_claude_code(
+    claude_binary, tmp_path, httpserver
+):
+    ws = installed(claude_binary, tmp_path)
+    base = httpserver.url_for("").rstrip("/")
+    httpserver.expect_request("/sx/search").respond_with_response(answer("searxng/search_python_page1.json"))
+    httpserver.expect_request(
+        "/brave/res/v1/web/search", headers={"X-Subscription-Token": CANARY}
+    ).respond_with_response(answer("brave/web_search_hello_world.json"))
+    settings = {"SEARXNG_URL": f"{base}/sx", "BRAVE_API_KEY": CANARY}
+    configured = subprocess.run(
+        [str(claude_binary), "plugin", "configure", f"{PLUGIN}@{PLUGIN}", "--values-stdin"],
+        input=json.dumps(settings),
+        cwd=ws.cwd,
+        env=ws.env("http://127.0.0.1:9"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    ws.env_extra.update(
+        RESEARCH_ENGINE_ALLOW_PRIVATE="1",  # the search servers are on 127.0.0.1
+        RESEARCH_ENGINE_BRAVE_URL=f"{base}/brave/res/v1",
+        RESEARCH_ENGINE_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    plugin_files = files_of(ws.repo)
+    out = tmp_path / "research-out"
+    brief = f"---\nobjective: How do tides work?\ndeliverable: a short memo\noutput_path: {out}\n---\n"
+    state: dict[str, str] = {}
+
+    def keep_run(ex):
+        state["run"] = [c for c in ex.calls() if c.result is not None][-1].envelope()["data"]["run_root"]
+        return [
+            bash(f'research-engine sq add "How do tides work?" --run {state["run"]} --type factual --json')
+        ]
+
+    script = Script().add(
+        "main",
+        main_session("How do tides work?"),
+        [
+            [bash(f"research-engine brief lock - --json <<'EOF'\n{brief}EOF")],
+            keep_run,
+            lambda ex: [
+                bash(
+                    f"research-engine search python --backend searxng --run {state['run']} --sq SQ-01 --json"
+                )
+            ],
+            [bash('research-engine search "hello world" --backend brave --limit 5 --json')],
+        ],
+        final="searched",
+    )
+
+    # 1. The first call of /research-engine:research installs the toolkit through the plugin's bin/.
+    started = time.monotonic()
+    stub, first = ws.run(script, f"{ws.slash()} How do tides work?", timeout=900)
+    first_seconds = time.monotonic() - started
+    assert first.returncode == 0, first.stderr
+    lock, sq, searxng, brave = stub.calls("main")
+    for call in (lock, sq, searxng, brave):
+        assert not call.is_error and call.envelope()["ok"], call.result
+    installing = INSTALLING.search(lock.result or "")
+    assert installing, f"the first call did not install: {lock.result}"
+    venv = ws.plugin_data / f"venv-{VERSION}"
+    assert installing.groups() == (VERSION, str(venv))
+    assert (venv / ".installed").is_file()
+    assert not INSTALLING.search(sq.result or ""), "installed once"
+
+    # 2. The settings reached the toolkit: SearXNG by its URL, Brave by the key (the stand-in answers only
+    # to it), and the key stayed out of the run, the plugin root, the session's env files and the model.
+    assert searxng.envelope()["data"]["backend"] == "searxng" and searxng.envelope()["data"]["candidates"]
+    assert brave.envelope()["data"]["backend"] == "brave" and brave.envelope()["data"]["candidates"]
+    run = Path(state["run"])
+    assert run.parent == out and (run / "select").exists()
+    assert holding(run, CANARY) == []
+    assert holding(ws.repo, CANARY) == []
+    assert files_of(ws.repo) == plugin_files, "nothing is written inside the plugin root"
+    assert holding(ws.home / ".claude" / "session-env", CANARY) == []
+    assert CANARY not in json.dumps([ex.body for ex in stub.exchanges])
+    config = ws.plugin_data / "config.env"
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600 and holding(ws.plugin_data, CANARY) == [str(config)]
+
+    # 3. A second claude run reuses the install.
+    marker = (venv / ".installed").stat().st_mtime_ns
+    started = time.monotonic()
+    stub, second = ws.run(
+        Script().add("main", main_session("AGAIN"), [[bash("research-engine --version")]]), "AGAIN"
+    )
+    second_seconds = time.monotonic() - started
+    (version,) = stub.calls("main")
+    assert not version.is_error and not INSTALLING.search(version.result or ""), version.result
+    plugin_bin = ws.repo / "bin" / "research-engine"
+    assert version.result.strip() == (
+        f"research-engine {VERSION} (the Claude Code plugin: {plugin_bin}, installed in {venv})"
+    )
+    assert (venv / ".installed").stat().st_mtime_ns == marker
+
+    # 4. A developer's research-engine on PATH runs first (a plugin's bin/ comes after the user's PATH);
+    # the plugin's bin/ still works, and --version says which one ran.
+    ws.toolkit_on_path = True
+    stub, third = ws.run(
+        Script().add("main", main_session("DEV"), [[bash("research-engine --version")]]), "DEV"
+    )
+    (dev,) = stub.calls("main")
+    assert dev.result.strip() == f"research-engine {VERSION}", "the developer's own"
+    env = ws.env("http://127.0.0.1:9") | {"RESEARCH_ENGINE_PLUGIN_DATA": str(ws.plugin_data)}
+    direct = subprocess.run(
+        [str(plugin_bin), "--version"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert direct.returncode == 0 and f"installed in {venv}" in direct.stdout, direct.stdout + direct.stderr
+    print(f"\nfirst claude run (installs): {first_seconds:.1f} s; second (reuses): {second_seconds:.1f} s")
+
+
+def test_two_claude_runs_starting_at_once_both_succeed_with_one_install(claude_binary, tmp_path):
+    ws = installed(claude_binary, tmp_path)
+
+    def one(marker: str):
+        script = Script().add(
+            "main",
+            main_session(marker),
+            [[bash("research-engine brief check - --json <<'EOF'\nobjective: How do tides work?\nEOF")]],
+        )
+        return ws.run(script, marker, timeout=900)
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(one, ["AT-ONCE-1", "AT-ONCE-2"]))
+    results = []
+    for stub, result in runs:
+        assert result.returncode == 0, result.stderr
+        (check,) = stub.calls("main")
+        envelope = check.envelope()
+        assert envelope["command"] == "brief check" and envelope["exit_code"] == 2, check.result  # incomplete
+        results.append(check.result or "")
+    assert sum(bool(INSTALLING.search(r)) for r in results) == 1, results
+    log = (ws.plugin_data / "install.log").read_text()
+    assert log.count(" -m venv ") == 1, "one install between them"
+    assert (ws.plugin_data / f"venv-{VERSION}" / ".installed").is_file()
