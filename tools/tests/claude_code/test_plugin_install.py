@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from test_sources_http import answer
 
-from claude_code.stub import Script, main_session, tool
+from claude_code.stub import Script, main_session, subagent, tool
 from claude_code.workspace import PLUGIN, Workspace, make_workspace
 
 pytestmark = pytest.mark.slow
@@ -168,22 +168,51 @@ def test_the_plugin_installs_its_toolkit_on_first_use_and_takes_its_settings_fro
     config = ws.plugin_data / "config.env"
     assert stat.S_IMODE(config.stat().st_mode) == 0o600 and holding(ws.plugin_data, CANARY) == [str(config)]
 
-    # 3. A second claude run reuses the install.
-    marker = (venv / ".installed").stat().st_mtime_ns
-    started = time.monotonic()
-    stub, second = ws.run(
-        Script().add("main", main_session("AGAIN"), [[bash("research-engine --version")]]), "AGAIN"
-    )
-    second_seconds = time.monotonic() - started
-    (version,) = stub.calls("main")
-    assert not version.is_error and not INSTALLING.search(version.result or ""), version.result
+    # 3. A second claude run reuses the install: in the main session, in a forked leaf, and when the
+    # session is continued (`--continue`, as after the composer's intake questions).
     plugin_bin = ws.repo / "bin" / "research-engine"
-    assert version.result.strip() == (
-        f"research-engine {VERSION} (the Claude Code plugin: {plugin_bin}, installed in {venv})"
+    plugin_version = f"research-engine {VERSION} (the Claude Code plugin: {plugin_bin}, installed in {venv})"
+    marker = (venv / ".installed").stat().st_mtime_ns
+    reuse = Script().add(
+        "main",
+        main_session("AGAIN"),
+        [
+            [bash("research-engine --version")],
+            [tool("Skill", skill=ws.name("research-decompose"), args="/tmp/REUSE")],
+        ],
     )
+    reuse.add("leaf", subagent("/tmp/REUSE"), [[bash("research-engine --version")]])
+    started = time.monotonic()
+    stub, second = ws.run(reuse, "AGAIN")
+    second_seconds = time.monotonic() - started
+    assert second.returncode == 0, second.stderr
+    (in_main, _), (in_leaf,) = stub.calls("main"), stub.calls("leaf")
+    # The continued conversation holds the first one's three assistant turns.
+    again = Script().add("main", main_session("AGAIN"), [[], [], [], [bash("research-engine --version")]])
+    stub, continued = ws.run(again, "more", "--continue")
+    assert continued.returncode == 0, continued.stderr
+    for call in (in_main, in_leaf, stub.calls("main")[-1]):
+        assert not call.is_error and call.result.strip() == plugin_version, call.result
     assert (venv / ".installed").stat().st_mtime_ns == marker
 
-    # 4. A developer's research-engine on PATH runs first (a plugin's bin/ comes after the user's PATH);
+    # 4. Interactive, as a person types in `claude`: the same bin/ and the same settings, in the main
+    # session and in a forked leaf (which runs in the background there).
+    live = Script().add(
+        "main",
+        main_session("INTERACTIVE"),
+        [
+            [bash("research-engine search python --backend searxng --limit 3 --json")],
+            [tool("Skill", skill=ws.name("research-decompose"), args="/tmp/LIVE")],
+        ],
+        final="done",
+    )
+    live.add("leaf", subagent("/tmp/LIVE"), [[bash("research-engine --version")]])
+    stub, screen = ws.interactive(live, "INTERACTIVE", roles=("main", "leaf"))
+    search, _ = stub.calls("main")
+    assert search.envelope()["ok"] and search.envelope()["data"]["backend"] == "searxng", search.result
+    assert stub.calls("leaf")[0].result.strip() == plugin_version, stub.calls("leaf")[0].result
+
+    # 5. A developer's research-engine on PATH runs first (a plugin's bin/ comes after the user's PATH);
     # the plugin's bin/ still works, and --version says which one ran.
     ws.toolkit_on_path = True
     stub, third = ws.run(
@@ -195,7 +224,20 @@ def test_the_plugin_installs_its_toolkit_on_first_use_and_takes_its_settings_fro
     direct = subprocess.run(
         [str(plugin_bin), "--version"], env=env, capture_output=True, text=True, timeout=60
     )
-    assert direct.returncode == 0 and f"installed in {venv}" in direct.stdout, direct.stdout + direct.stderr
+    assert direct.returncode == 0 and direct.stdout.strip() == plugin_version, direct.stdout + direct.stderr
+
+    # 6. A new plugin version installs afresh (stopped here at the interpreter check, to spend no second
+    # install: the launcher went for venv-<new version>, and the installed one is untouched).
+    manifest = ws.repo / ".claude-plugin" / "plugin.json"
+    manifest.write_text(manifest.read_text().replace(f'"version": "{VERSION}"', '"version": "99.0.0"', 1))
+    env |= {"RESEARCH_ENGINE_PYTHON": str(tmp_path / "no-python-here")}
+    bumped = subprocess.run(
+        [str(plugin_bin), "--version"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert bumped.returncode == 5 and "needs Python 3.11 or newer" in bumped.stderr, bumped.stderr
+    assert (
+        not (ws.plugin_data / "venv-99.0.0").exists() and (venv / ".installed").stat().st_mtime_ns == marker
+    )
     print(f"\nfirst claude run (installs): {first_seconds:.1f} s; second (reuses): {second_seconds:.1f} s")
 
 

@@ -130,6 +130,36 @@ class Workspace:
             result = client.run(self.binary, argv, cwd=self.cwd, env=self.env(stub.base_url), timeout=timeout)
         return stub, result
 
+    def interactive(
+        self,
+        script: Script,
+        prompt: str,
+        *args: str,
+        roles: tuple[str, ...] = ("main",),
+        timeout: float = 120,
+    ) -> tuple[MessagesStub, str]:
+        """One interactive session (a pseudo-terminal), as a person starts `claude` and types `prompt`: the
+        trust dialog, the first-run screens and the API key question answered as a person would have once.
+        Ends when the scripted turns of `roles` are spent (a forked skill runs in the background there)."""
+        config = self.home / ".claude.json"
+        data = json.loads(config.read_text()) if config.is_file() else {}
+        data["hasCompletedOnboarding"] = True
+        data["customApiKeyResponses"] = {"approved": [client.DUMMY_KEY[-20:]], "rejected": []}
+        data.setdefault("projects", {}).setdefault(str(self.cwd), {})["hasTrustDialogAccepted"] = True
+        config.write_text(json.dumps(data))
+        turns = {role.name: len(role.turns) for role in script.roles if role.name in roles}
+
+        def finished() -> bool:
+            return all(any(ex.role == r and ex.turn >= n for ex in stub.exchanges) for r, n in turns.items())
+
+        argv = [*self.plugin_args, *self.documented_args, *args]
+        with MessagesStub(script) as stub:
+            screen = client.interactive(
+                self.binary, argv, prompt=prompt, cwd=self.cwd, env=self.env(stub.base_url),
+                finished=finished, timeout=timeout,
+            )  # fmt: skip
+        return stub, screen
+
     def trust(self) -> None:
         """Mark the working directory trusted, as accepting the trust dialog interactively does."""
         config = self.home / ".claude.json"
