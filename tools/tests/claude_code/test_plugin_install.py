@@ -70,6 +70,48 @@ def installed(binary: Path, tmp: Path) -> Workspace:
     return ws
 
 
+def installed_from_a_pinned_catalogue(binary: Path, tmp: Path) -> tuple[Workspace, Path]:
+    """The plugin as a team's catalogue publishes it (docs/claude-code.md, "A published copy"): an entry
+    pinned to a commit of the repository, here a git URL of a local repository, since nothing here reaches
+    GitHub. A later commit exists, so the pin is what is installed. Returns the workspace and the
+    installed copy (the plugin root)."""
+    ws = make_workspace("plugin", binary, tmp)
+    ws.toolkit_on_path = False
+    ws.env_extra.update(PIP_CACHE_DIR=str(pip_cache()), BASH_DEFAULT_TIMEOUT_MS="600000")
+
+    def git(*args: str) -> str:
+        identity = ("-c", "user.name=research-engine tests", "-c", "user.email=tests@research-engine.dev")
+        done = subprocess.run(["git", "-C", str(ws.repo), *identity, *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    git("add", "-A")
+    git("commit", "-qm", "the published commit")
+    sha = git("rev-parse", "HEAD")
+    (ws.repo / "AFTER-THE-PIN").write_text("a later commit\n")
+    git("add", "-A")
+    git("commit", "-qm", "a later commit")
+    (entry,) = json.loads((ws.repo / ".claude-plugin" / "marketplace.json").read_text())["plugins"]
+    entry["source"] = {"source": "url", "url": f"file://{ws.repo}", "sha": sha}
+    catalogue = tmp / "team-catalogue"
+    (catalogue / ".claude-plugin").mkdir(parents=True)
+    listing = {"name": "team-catalogue", "owner": {"name": "a team"}, "plugins": [entry]}
+    (catalogue / ".claude-plugin" / "marketplace.json").write_text(json.dumps(listing))
+    for argv in (
+        ("plugin", "marketplace", "add", str(catalogue)),
+        ("plugin", "install", f"{PLUGIN}@team-catalogue"),
+    ):
+        done = ws.claude(*argv)
+        assert done.returncode == 0, done.stdout + done.stderr
+    ws.mode, ws.marketplace = "installed", "team-catalogue"
+    record = json.loads((ws.home / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    (copy,) = record["plugins"][f"{PLUGIN}@team-catalogue"]
+    assert copy["gitCommitSha"] == sha
+    root = Path(copy["installPath"])
+    assert (root / "bin" / "research-engine").is_file() and not (root / "AFTER-THE-PIN").exists()
+    return ws, root
+
+
 def files_of(root: Path) -> dict[str, tuple[int, int]]:
     return {
         p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
@@ -242,7 +284,10 @@ def test_the_plugin_installs_its_toolkit_on_first_use_and_takes_its_settings_fro
 
 
 def test_two_claude_runs_starting_at_once_both_succeed_with_one_install(claude_binary, tmp_path):
-    ws = installed(claude_binary, tmp_path)
+    """From a catalogue entry pinned to a commit (the plugin root is then the client's copy of that commit,
+    not a clone): two sessions whose first calls come at once; one installs, the other waits for it."""
+    ws, root = installed_from_a_pinned_catalogue(claude_binary, tmp_path)
+    plugin_files = files_of(root)
 
     def one(marker: str):
         script = Script().add(
@@ -261,7 +306,10 @@ def test_two_claude_runs_starting_at_once_both_succeed_with_one_install(claude_b
         envelope = check.envelope()
         assert envelope["command"] == "brief check" and envelope["exit_code"] == 2, check.result  # incomplete
         results.append(check.result or "")
-    assert sum(bool(INSTALLING.search(r)) for r in results) == 1, results
+    installer, waiter = sorted(results, key=lambda r: not INSTALLING.search(r))
+    assert INSTALLING.search(installer) and not INSTALLING.search(waiter), results
+    assert "waiting for another call that is installing the toolkit" in waiter, "the second first call waited"
     log = (ws.plugin_data / "install.log").read_text()
     assert log.count(" -m venv ") == 1, "one install between them"
     assert (ws.plugin_data / f"venv-{VERSION}" / ".installed").is_file()
+    assert files_of(root) == plugin_files, "nothing is written inside the plugin root"

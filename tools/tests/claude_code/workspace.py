@@ -88,6 +88,7 @@ class Workspace:
     env_extra: dict[str, str] = field(default_factory=dict)
     # False: PATH holds no research-engine at all (a plugin user's machine); the plugin's bin/ provides it.
     toolkit_on_path: bool = True
+    marketplace: str = PLUGIN  # the marketplace an installed plugin came from
 
     @property
     def plugin_args(self) -> list[str]:
@@ -113,7 +114,7 @@ class Workspace:
     @property
     def plugin_data(self) -> Path:
         """The installed plugin's persistent data directory (`${CLAUDE_PLUGIN_DATA}`)."""
-        return self.home / ".claude" / "plugins" / "data" / f"{PLUGIN}-{PLUGIN}"
+        return self.home / ".claude" / "plugins" / "data" / f"{PLUGIN}-{self.marketplace}"
 
     def run(
         self,
