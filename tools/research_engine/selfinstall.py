@@ -81,7 +81,7 @@ def _last_error(log: Path) -> str:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
     except OSError:
         return ""
-    errors = [line.strip() for line in lines if line.startswith("ERROR:")]
+    errors = [line.strip() for line in lines if line.strip().startswith("ERROR:")]  # also a build's, indented
     return errors[-1] if errors else ""
 
 
@@ -98,7 +98,7 @@ def install(root: Path, venv: Path, version: str, log: Path) -> None:
     steps = [
         ("creating the virtualenv", [sys.executable, "-m", "venv", str(venv)]),
         ("upgrading pip", [*pip, "--upgrade", "pip"]),
-        ("installing the toolkit", [*pip, str(root)]),
+        ("installing the toolkit and its dependencies", [*pip, str(root)]),
         ("starting the toolkit", [str(venv / "bin" / "research-engine"), "--version"]),
     ]
     with log.open("w", encoding="utf-8") as out:
@@ -112,7 +112,7 @@ def install(root: Path, venv: Path, version: str, log: Path) -> None:
                 raise InstallFailed(
                     UPSTREAM_FAILED,
                     "install-failed",
-                    f"installing the toolkit failed while {what} (exit {done.returncode})"
+                    f"could not install the toolkit: {what} failed (exit {done.returncode})"
                     + (f": {detail}" if detail else "")
                     + f"; the log is {log}",
                 )

@@ -182,3 +182,31 @@ def test_pruning_keeps_the_current_version_and_the_most_recent_other(tmp_path):
         os.utime(venv / ".installed", (1000 + i, 1000 + i))
     selfinstall.prune(tmp_path, tmp_path / "venv-0.2.0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["venv-0.2.0", "venv-0.4.0"]
+
+
+@pytest.mark.slow  # a virtualenv and pip's attempts: about 20 s
+def test_a_failed_install_says_why_in_one_line_and_leaves_nothing_that_looks_installed(tmp_path):
+    """A package index that cannot be reached (a closed port on 127.0.0.1): the virtualenv is created from
+    the interpreter's own bundled pip, then pip cannot fetch anything."""
+    data = tmp_path / "data"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "RESEARCH_ENGINE_PLUGIN_DATA": str(data),
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "2",
+    }
+    done = launch("search", "tides", "--json", **env)
+    assert done.returncode == 6, done.stderr
+    first, failure = done.stderr.splitlines()
+    assert first.startswith("research-engine: first use of plugin version ")
+    assert failure.startswith(
+        "research-engine: could not install the toolkit: installing the toolkit and its dependencies failed "
+        "(exit 1): ERROR: No matching distribution found for "
+    ), failure
+    assert failure.endswith(f"; the log is {data / 'install.log'}")
+    envelope = json.loads(done.stdout)
+    assert envelope["exit_code"] == 6 and envelope["errors"][0]["code"] == "install-failed"
+    venv = data / f"venv-{MANIFEST['version']}"
+    assert not selfinstall.is_ready(venv)
