@@ -91,8 +91,16 @@ def test_a_clone_loads_claude_md_and_agents_md_once_each_and_a_plugin_user_neith
     so CLAUDE.md imports it; each then arrives once. A plugin never brings its root's CLAUDE.md."""
     stub, result = ws.run(Script().add("main", main_session("MEMORY"), [[text("ok")]]), "MEMORY")
     assert result.returncode == 0, result.stderr
-    context = json.dumps(stub.last("main").body)
-    expected = 1 if ws.mode == "project" else 0
+    assert_loaded(json.dumps(stub.last("main").body), times=1 if ws.mode == "project" else 0)
+
+
+def test_an_interactive_session_in_a_clone_loads_them_once_too(project_ws):
+    stub, _ = project_ws.interactive(Script().add("main", main_session("MEMORY"), [[text("ok")]]), "MEMORY")
+    assert_loaded(json.dumps(stub.last("main").body), times=1)
+
+
+def assert_loaded(context: str, times: int) -> None:
+    """CLAUDE.md's and AGENTS.md's first headings each appear `times` times in what the client sent."""
     for rel in ("CLAUDE.md", "AGENTS.md"):
         heading = next(line for line in (ROOT / rel).read_text().splitlines() if line.startswith("#"))
-        assert context.count(json.dumps(heading)[1:-1]) == expected, (rel, heading)
+        assert context.count(json.dumps(heading)[1:-1]) == times, (rel, heading)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_code import client
-from claude_code.stub import MessagesStub, Script
+from claude_code.stub import MessagesStub, Role, Script
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = "research-engine"
@@ -148,10 +148,19 @@ class Workspace:
         data["customApiKeyResponses"] = {"approved": [client.DUMMY_KEY[-20:]], "rejected": []}
         data.setdefault("projects", {}).setdefault(str(self.cwd), {})["hasTrustDialogAccepted"] = True
         config.write_text(json.dumps(data))
-        turns = {role.name: len(role.turns) for role in script.roles if role.name in roles}
+        waited = [role for role in script.roles if role.name in roles]
+
+        def spent(role: Role) -> bool:
+            """Answered past its last turn, or its last turn was text alone (nothing comes back then)."""
+            answered = {ex.turn for ex in stub.exchanges if ex.role == role.name}
+            if any(turn >= len(role.turns) for turn in answered):
+                return True
+            last = role.turns[-1] if role.turns else None
+            text_only = isinstance(last, list) and all(block["type"] != "tool_use" for block in last)
+            return text_only and len(role.turns) - 1 in answered
 
         def finished() -> bool:
-            return all(any(ex.role == r and ex.turn >= n for ex in stub.exchanges) for r, n in turns.items())
+            return all(spent(role) for role in waited)
 
         argv = [*self.plugin_args, *self.documented_args, *args]
         with MessagesStub(script) as stub:
