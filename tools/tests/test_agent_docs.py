@@ -1,4 +1,4 @@
-"""AGENTS.md, repo-manifest.json and docs/claude-code.md agree with the code.
+"""AGENTS.md, CLAUDE.md, repo-manifest.json and docs/claude-code.md agree with the code.
 
 Every command they name is walked through the typer app's command tree, and every path they name
 exists (repository paths on disk, trace-tree paths in `trace.artifact_path`).
@@ -21,7 +21,7 @@ from _bundle import (
     run_path_patterns,
 )
 
-DOCS = ["AGENTS.md", "docs/claude-code.md"]
+DOCS = ["AGENTS.md", "CLAUDE.md", "docs/claude-code.md"]
 
 
 def named_commands(text: str, root) -> list[str]:

@@ -39,6 +39,8 @@ def test_required_top_level_layout_exists():
         "examples",
         "runs",
         "AGENTS.md",
+        "CLAUDE.md",
+        "bin/research-engine",
         "repo-manifest.json",
         "pyproject.toml",
         "README.md",
@@ -48,10 +50,19 @@ def test_required_top_level_layout_exists():
     assert "runs/*" in (ROOT / ".gitignore").read_text()
 
 
-def test_no_claude_md_at_the_plugin_root():
-    """The repository root is the plugin's root, where Claude Code never loads a CLAUDE.md (and `claude plugin
-    validate --strict` refuses one): what the model must know lives in the skills."""
-    assert not (ROOT / "CLAUDE.md").exists()
+def test_claude_md_imports_agents_md_and_repeats_none_of_it():
+    """Claude Code in a clone loads CLAUDE.md, and AGENTS.md only through CLAUDE.md's import (measured with
+    the pinned client: tools/tests/claude_code/test_plugin.py). So CLAUDE.md imports it and adds only what
+    is Claude-specific: short, and no sentence of it says again what AGENTS.md says."""
+    text = (ROOT / "CLAUDE.md").read_text()
+    assert text.splitlines()[0] == "@AGENTS.md"
+    assert len(text.splitlines()) <= 25
+    agents = " ".join((ROOT / "AGENTS.md").read_text().split())
+    words = " ".join(text.split()).split(" ")
+    repeated = {" ".join(words[i : i + 8]) for i in range(len(words) - 7)} & {
+        " ".join(agents.split(" ")[i : i + 8]) for i in range(len(agents.split(" ")) - 7)
+    }
+    assert not repeated, repeated
 
 
 def test_repo_manifest_is_valid_json_with_boundaries():

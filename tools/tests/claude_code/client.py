@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,7 @@ from typing import Any
 CLIENT_VERSION = "2.1.330"
 PACKAGE = "@anthropic-ai/claude-code"
 CACHE_VAR = "RESEARCH_ENGINE_CLAUDE_CODE_CACHE"
+DUMMY_KEY = "sk-ant-test-dummy-key"
 
 
 class ClientUnavailable(RuntimeError):
@@ -112,17 +118,18 @@ class Result:
 
 
 def client_env(
-    home: Path, base_url: str, path_dirs: list[Path] | None = None, **extra: str
+    home: Path, base_url: str, path_dirs: list[Path] | None = None, path: str | None = None, **extra: str
 ) -> dict[str, str]:
-    """A clean environment: nothing from the caller's except PATH and the locale."""
-    path = os.pathsep.join([*(str(p) for p in path_dirs or []), os.environ.get("PATH", "/usr/bin:/bin")])
+    """A clean environment: nothing from the caller's except PATH (or `path`) and the locale."""
+    base = path if path is not None else os.environ.get("PATH", "/usr/bin:/bin")
+    path = os.pathsep.join([*(str(p) for p in path_dirs or []), base])
     env = {
         "HOME": str(home),
         "PATH": path,
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "TERM": "dumb",
         "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
+        "ANTHROPIC_API_KEY": DUMMY_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
@@ -144,3 +151,56 @@ def run(binary: Path, args: list[str], *, cwd: Path, env: dict[str, str], timeou
         stdin=subprocess.DEVNULL,
     )
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+_ESCAPES = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+INPUT_BOX = "\u276f"  # the prompt mark of the interactive input box
+
+
+def interactive(
+    binary: Path,
+    args: list[str],
+    *,
+    prompt: str,
+    cwd: Path,
+    env: dict[str, str],
+    finished: Callable[[], bool],
+    timeout: float = 120,
+) -> str:
+    """Claude Code's interactive UI in a pseudo-terminal: type `prompt` once the input box shows, wait until
+    `finished()`, then end the session. Returns what the screen showed, escape sequences removed."""
+    import pty  # POSIX only, like the suite
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: nothing but exec (the parent has threads)
+        os.chdir(cwd)
+        os.execve(str(binary), [str(binary), *args], {**env, "TERM": "xterm-256color"})
+    screen = b""
+    typed_at = 0.0
+    deadline = time.monotonic() + timeout
+    try:
+        while not (typed_at and finished()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"interactive session: not finished in {timeout} s: {screen[-2000:]!r}")
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    screen += os.read(fd, 65536)
+                except OSError:  # the client exited
+                    break
+            if not typed_at and INPUT_BOX.encode() in screen:
+                time.sleep(1.5)  # the box draws before it takes keys
+                os.write(fd, prompt.encode())
+                time.sleep(0.5)
+                os.write(fd, b"\r")
+                typed_at = time.monotonic()
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    return _ESCAPES.sub("", screen.decode(errors="replace"))

@@ -10,6 +10,7 @@ on disk, not the last commit. Each workspace has its own fresh HOME.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_code import client
-from claude_code.stub import MessagesStub, Script
+from claude_code.stub import MessagesStub, Role, Script
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = "research-engine"
@@ -85,6 +86,9 @@ class Workspace:
     cwd: Path
     home: Path
     env_extra: dict[str, str] = field(default_factory=dict)
+    # False: PATH holds no research-engine at all (a plugin user's machine); the plugin's bin/ provides it.
+    toolkit_on_path: bool = True
+    marketplace: str = PLUGIN  # the marketplace an installed plugin came from
 
     @property
     def plugin_args(self) -> list[str]:
@@ -102,8 +106,15 @@ class Workspace:
         return "/" + self.name(bare)
 
     def env(self, base_url: str) -> dict[str, str]:
+        if not self.toolkit_on_path:
+            return client.client_env(self.home, base_url, path=path_without_toolkit(), **self.env_extra)
         # The toolkit's console script lives beside the interpreter running the tests.
         return client.client_env(self.home, base_url, [Path(sys.executable).parent], **self.env_extra)
+
+    @property
+    def plugin_data(self) -> Path:
+        """The installed plugin's persistent data directory (`${CLAUDE_PLUGIN_DATA}`)."""
+        return self.home / ".claude" / "plugins" / "data" / f"{PLUGIN}-{self.marketplace}"
 
     def run(
         self,
@@ -120,6 +131,45 @@ class Workspace:
             result = client.run(self.binary, argv, cwd=self.cwd, env=self.env(stub.base_url), timeout=timeout)
         return stub, result
 
+    def interactive(
+        self,
+        script: Script,
+        prompt: str,
+        *args: str,
+        roles: tuple[str, ...] = ("main",),
+        timeout: float = 120,
+    ) -> tuple[MessagesStub, str]:
+        """One interactive session (a pseudo-terminal), as a person starts `claude` and types `prompt`: the
+        trust dialog, the first-run screens and the API key question answered as a person would have once.
+        Ends when the scripted turns of `roles` are spent (a forked skill runs in the background there)."""
+        config = self.home / ".claude.json"
+        data = json.loads(config.read_text()) if config.is_file() else {}
+        data["hasCompletedOnboarding"] = True
+        data["customApiKeyResponses"] = {"approved": [client.DUMMY_KEY[-20:]], "rejected": []}
+        data.setdefault("projects", {}).setdefault(str(self.cwd), {})["hasTrustDialogAccepted"] = True
+        config.write_text(json.dumps(data))
+        waited = [role for role in script.roles if role.name in roles]
+
+        def spent(role: Role) -> bool:
+            """Answered past its last turn, or its last turn was text alone (nothing comes back then)."""
+            answered = {ex.turn for ex in stub.exchanges if ex.role == role.name}
+            if any(turn >= len(role.turns) for turn in answered):
+                return True
+            last = role.turns[-1] if role.turns else None
+            text_only = isinstance(last, list) and all(block["type"] != "tool_use" for block in last)
+            return text_only and len(role.turns) - 1 in answered
+
+        def finished() -> bool:
+            return all(spent(role) for role in waited)
+
+        argv = [*self.plugin_args, *self.documented_args, *args]
+        with MessagesStub(script) as stub:
+            screen = client.interactive(
+                self.binary, argv, prompt=prompt, cwd=self.cwd, env=self.env(stub.base_url),
+                finished=finished, timeout=timeout,
+            )  # fmt: skip
+        return stub, screen
+
     def trust(self) -> None:
         """Mark the working directory trusted, as accepting the trust dialog interactively does."""
         config = self.home / ".claude.json"
@@ -132,6 +182,12 @@ class Workspace:
         return client.run(
             self.binary, list(argv), cwd=self.cwd, env=self.env("http://127.0.0.1:9"), timeout=timeout
         )
+
+
+def path_without_toolkit() -> str:
+    """This process's PATH without any directory that holds a `research-engine` (an active venv's)."""
+    dirs = os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not (Path(d) / "research-engine").exists())
 
 
 def make_workspace(mode: str, binary: Path, tmp: Path) -> Workspace:
