@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from research_engine import answering, critic, decompose, runrecord
+from research_engine import answering, critic, decompose, runrecord, spend
 from research_engine import claims as claims_ledger
 from research_engine.artifacts import read_counted, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.ids import sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log, load_worksheet
 from research_engine.schemas import validate
+from research_engine.spend import elapsed_seconds
 from research_engine.trace import Run, iso
 from research_engine.vocabulary import CYCLE_CEILING, Action, Budget
 
@@ -267,16 +267,6 @@ def read_signals(run: Run) -> Signals:
     )
 
 
-def _elapsed_seconds(created_at: str | None) -> int | None:
-    if not created_at:
-        return None
-    try:
-        start = datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return max(0, int((datetime.now(UTC) - start).total_seconds()))
-
-
 def governor_position(record: dict[str, Any], cycle: int) -> dict[str, Any]:
     """Where the governor stands: cycle, ceiling, budgets set and spent.
 
@@ -288,7 +278,7 @@ def governor_position(record: dict[str, Any], cycle: int) -> dict[str, Any]:
     budgets = record.get("budgets") or {"set": {}, "spent": {}}
     spent = dict(budgets.get("spent") or {})
     if "wall_clock_seconds" not in spent:
-        elapsed = _elapsed_seconds(record.get("created_at"))
+        elapsed = elapsed_seconds(record.get("created_at"))
         if elapsed is not None:
             spent["wall_clock_seconds"] = elapsed
     limits = {k: v for k, v in (budgets.get("set") or {}).items() if k in POLICY["run_budgets"]}
@@ -322,7 +312,9 @@ def control(run: Run) -> dict[str, Any]:
         cycle = 1 + len(log["cycles"])
         _require_closed_verification(run, cycle)
         signals = read_signals(run)
-        governor = governor_position(record, cycle)
+        # The spend ledger is an artifact too: every metered call of every mode is in it at once.
+        budgets = {**(record.get("budgets") or {}), "spent": spend.spent(run, record)}
+        governor = governor_position({**record, "budgets": budgets}, cycle)
         decision = decide(signals, cycle, governor["ceiling"], governor["budgets"])
         block = {
             "cycle": cycle,
