@@ -70,6 +70,7 @@ TEMPLATES: dict[str, list[str]] = {
     "claims add": ["{text}", "--run", "{run}", "--sq", "{sq}", "--source", "{ref}", "--quote", "{quote}"],
     "claims retire": ["{clm}", "--run", "{run}", "--why", "{text}"],
     "claims list": ["--run", "{run}"],
+    "source show": ["{ref}", "--run", "{run}"],
     "claims migrate": ["--run", "{run}"],
     "claims tension add": ["--run", "{run}", "--claims", "{clm},CLM-02", "--about", "{text}"],
     "claims tension resolve": ["{tension}", "--run", "{run}", "--resolution", "{text}"],

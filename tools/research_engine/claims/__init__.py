@@ -32,6 +32,7 @@ from research_engine.claims.ledger import (
     resolve_tension,
     retire,
 )
+from research_engine.claims.listing import bound_listing
 from research_engine.claims.log import RECORD_SCHEMA, SCHEMA, SCHEMA_VERSION, fold, load
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "active_claims",
     "add_claim",
     "add_tension",
+    "bound_listing",
     "check_claim",
     "check_claims",
     "fold",

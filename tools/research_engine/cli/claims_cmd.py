@@ -71,12 +71,16 @@ def retire(
 def list_(
     run: RunOpt,
     status: Annotated[str, typer.Option("--status", help="active | retired | all.")] = "all",
+    page: Annotated[
+        int, typer.Option("--page", min=1, help="Page N of the claims (--json is bounded; 1 by default).")
+    ] = 1,
     json_: JsonOpt = False,
 ) -> None:
     """List claims (active and retired) and tensions.
 
     Renders consolidate/synthesis.draft.md again first when it shows fewer records than the ledger
-    (consolidate/claims.jsonl) holds.
+    (consolidate/claims.jsonl) holds. With --json the envelope is bounded (docs/conventions.md): one page
+    of claims, the counts, and where the rest is.
     """
 
     def body() -> Result:
@@ -97,18 +101,17 @@ def list_(
         for t in ledger["tensions"]:
             lines.append(f"{t['id']}  {t['status']}  {', '.join(t['claims'])}: {t['about']}")
         active = sum(1 for c in ledger["claims"] if c["status"] == "active")
-        return Result(
-            data={
-                "claims": shown,
-                "tensions": ledger["tensions"],
-                "counts": {
-                    "active": active,
-                    "retired": len(ledger["claims"]) - active,
-                    "open_tensions": sum(1 for t in ledger["tensions"] if t["status"] == "open"),
-                },
+        data = {
+            "claims": shown,
+            "tensions": ledger["tensions"],
+            "counts": {
+                "active": active,
+                "retired": len(ledger["claims"]) - active,
+                "open_tensions": sum(1 for t in ledger["tensions"] if t["status"] == "open"),
             },
-            text="\n".join(lines) or "(no claims yet)",
-        )
+        }
+        claims.bound_listing(data, the_run, page=page, status=status)
+        return Result(data=data, text="\n".join(lines) or "(no claims yet)")
 
     run_command("claims list", json_, body)
 
