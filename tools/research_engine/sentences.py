@@ -197,3 +197,23 @@ def quote_of(span: Span, passages: Sequence[PassageText]) -> str:
             data={"known_sentences": known_sentences},
         )
     return passage.text[bounds[span.first - 1][0] : bounds[last - 1][1]]
+
+
+def locate(passages: Sequence[PassageText], start: int, end: int) -> str | None:
+    """The span (`p05.s2-s3`; `p05` for a whole passage) covering offsets [start, end) of the passages'
+    text joined by blank lines (a source's stored text); None when the words run across passages."""
+    offset = 0
+    for passage in passages:
+        length = len(passage.text)
+        if offset <= start < offset + length:
+            if end > offset + length:
+                return None
+            local_start, local_end = start - offset, end - offset
+            bounds = split(passage.text, passage.kind)
+            covered = [i for i, (s, e) in enumerate(bounds, 1) if s < local_end and e > local_start]
+            if not covered or len(covered) == len(bounds):
+                return passage.id
+            first, last = covered[0], covered[-1]
+            return f"{passage.id}.s{first}" if first == last else f"{passage.id}.s{first}-s{last}"
+        offset += length + 2
+    return None
