@@ -432,7 +432,8 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
             f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
-            f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
+            f"[{verdict or 'not verified'}; "
+            f"{', '.join(dict.fromkeys(ev['source'] for ev in claims[clm]['evidence']))}]"
         )
         (well if verdict == "supported" else caution).append(entry)
     if not report.no_finding:

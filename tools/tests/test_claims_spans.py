@@ -102,6 +102,74 @@ def test_every_span_form_copies_the_verbatim_quote_and_records_both(cli, run, sp
     assert validate.validate_run(run).ok
 
 
+def test_a_heading_is_quoted_whole_beside_the_sentence_under_it(cli, run):
+    code, env = add(
+        cli, run, "Python 3.11 added except* for exception groups.", "SQ-01/SRC-01#p01", "SQ-01/SRC-01#p02.s1"
+    )
+    assert code == 0, env
+    quotes = [e["quote"] for e in env["data"]["claim"]["evidence"]]
+    assert quotes == [HEADING, "Python 3.11 added the except* clause."]
+
+
+def test_two_verbatim_quotes_from_one_source_are_one_claim_each_checked(cli, run):
+    code, env = add(
+        cli,
+        run,
+        "Python 3.11 added except*, which matches an exception group's members by type.",
+        extra=(
+            "--source", "SQ-01/SRC-01", "--quote", "Python 3.11 added the except* clause.",
+            "--source", "SQ-01/SRC-01", "--quote", "matches the exceptions of an exception group by type",
+        ),
+    )  # fmt: skip
+    assert code == 0, env
+    evidence = env["data"]["claim"]["evidence"]
+    assert [e["source"] for e in evidence] == ["SQ-01/SRC-01", "SQ-01/SRC-01"]
+    # Each quote is checked on its own: one that is not on the page refuses the claim.
+    code, env = add(
+        cli, run, "except* matches members.",
+        extra=(
+            "--source", "SQ-01/SRC-01", "--quote", "Python 3.11 added the except* clause.",
+            "--source", "SQ-01/SRC-01", "--quote", "except* matches every member whatever its type",
+        ),
+    )  # fmt: skip
+    assert code == 1 and env["errors"][0]["code"] == "quote-not-found"
+    # The same words twice are a slip, not more evidence.
+    code, env = add(cli, run, "Python 3.11 added except*.", "SQ-01/SRC-01#p02.s1", "SQ-01/SRC-01#p02.s1")
+    assert code == 2 and env["errors"][0]["code"] == "duplicate-evidence"
+
+
+def test_numbers_are_checked_across_the_quotes_of_a_claim_together(cli, run):
+    code, env = add(
+        cli, run, "Python 3.11 added the except* clause for exception groups.",
+        "SQ-01/SRC-01#p01", "SQ-01/SRC-01#p02.s1",
+    )  # fmt: skip
+    assert code == 0, env
+
+
+def test_the_verifier_checks_each_quote_of_one_source(cli, run, monkeypatch):
+    from research_engine import verify
+    from research_engine.verify.refetch import FreshCopy
+
+    code, env = add(cli, run, "Python 3.11 added except* for exception groups.", "SQ-01/SRC-01#p01",
+                    "SQ-01/SRC-01#p02.s1")  # fmt: skip
+    assert code == 0, env
+    claim = env["data"]["claim"]
+    _, passages = retrieve.load_source(run, "SQ-01/SRC-01")
+    changed = [p for p in passages if p.id != "p01"]  # the fresh copy lost the heading
+    fresh = FreshCopy(
+        source="SQ-01/SRC-01", url="https://docs.example.org/whatsnew/3.11.html", reachable=True, error=None,
+        error_detail=None, status=200, content_type="text/html", fresh_sha256="b" * 64,
+        retrieved_sha256="a" * 64, fetched_at=iso(), text="\n\n".join(p.text for p in changed),
+        passages=changed, extractor="test",
+    )  # fmt: skip
+    row = verify.check_claim(claim, {"SQ-01/SRC-01": fresh})
+    assert [e["quote_found"] for e in row["evidence"]] == [False, True]
+    assert [e.get("span") for e in row["evidence"]] == ["p01", "p02.s1"]
+    assert row["evidence"][1]["fresh_span"] == "p02.s1"  # where the fresh copy says it, by sentence id
+    assert row["floor"] == "refuse"
+    assert any("quote absent from the fresh copy of SQ-01/SRC-01" in r for r in row["floor_reasons"])
+
+
 @pytest.mark.parametrize(
     ("span", "code_", "names"),
     [

@@ -3,7 +3,9 @@
 A cited source must exist in the run and have stored text; each quote must be
 found in its source's stored text (exactly, or after `grounding.normalize`; a
 quote named by a span is copied from that text, so it always is);
-every number in the claim must appear in its quotes. A failure raises
+every number in the claim must appear in its quotes (all of them together). A
+claim may carry several quotes of one source (a heading and the sentence under
+it); the same words twice are refused. A failure raises
 `CheckFailed` (exit 1) naming every offending id, with the closest passage when
 a quote is not found; malformed input is `BadInput` (exit 2). The gate reads
 only the cited sources, never the ledger, so it costs the same however many
@@ -97,12 +99,19 @@ def check_claim(
     for given in spans:
         resolved = resolve_span(run, given)
         pairs.append((resolved.source, resolved.quote, resolved.local))
-    cited = [ref for ref, _, _ in pairs]
-    if len(set(cited)) != len(cited):
-        raise BadInput(
-            "the same source is cited twice; cite each source once", code="duplicate-source", field="source"
-        )
-    sources = cited
+    # Several quotes of one source are one claim's evidence (a heading and the sentence under it); the
+    # same words of one source twice are a slip.
+    seen: set[tuple[str, str]] = set()
+    for ref, quote, _ in pairs:
+        key = (ref, grounding.normalize(quote))
+        if key in seen:
+            raise BadInput(
+                f"the same words of {ref} are cited twice; cite each quote once",
+                code="duplicate-evidence",
+                field="quote",
+            )
+        seen.add(key)
+    sources = list(dict.fromkeys(ref for ref, _, _ in pairs))
     for _, quote, span in pairs:
         if len(grounding.normalize(quote)) < MIN_QUOTE_CHARS:
             what = f"span {span} ({quote!r})" if span else f"quote {quote!r}"
