@@ -142,7 +142,11 @@ def fetch(
         ref = retrieved.ref or ""
         data["source"] = ref
         data["path"] = str(source_path(target_run, ref))
-        return Result(data=data, text=f"{ref} {doc.final_url} ({len(doc.passages)} passages)")
+        text = f"{ref} {doc.final_url} ({len(doc.passages)} passages)"
+        if retrieved.reused_from:  # the page was read before in this run: nothing was requested
+            data["reused_from"] = retrieved.reused_from
+            text += f", the page {retrieved.reused_from} already read (no second request)"
+        return Result(data=data, text=text)
 
     run_command("fetch", json_, body)
 
