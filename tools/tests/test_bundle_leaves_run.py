@@ -257,8 +257,10 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     agent.run("research-select", 1, RUN=run, SQ="SQ-02", QUERY="chemistry tools language models")
     agent.run("research-select", 2, RUN=run, SQ="SQ-03", KEYWORDS="GDP current")
     for sq, candidates in found.items():
+        # By reference: the id each result was printed with, and the agent's judgement; nothing retyped.
         judged = [
-            {**c, "reason": f"the page answers {sq} directly", "source_type": "primary"} for c in candidates
+            {"ref": c["ref"], "reason": f"the page answers {sq} directly", "source_type": "primary"}
+            for c in candidates
         ]
         listed = yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)
         chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_YAML=listed)["data"]
@@ -361,7 +363,19 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     agent.run(
         "research-control", 2, RUN=run, GAP=gap, WHY="the counter-angle source already states the limit"
     )
-    decision = agent.run("research-control", 3, RUN=run)["data"]
+    # The critic's answer judgements: SQ-04 first judged unanswered, then answered (the latest counts).
+    none = agent.run("research-control", 4, RUN=run, SQ="SQ-04", WHY_NONE_ANSWERS="not read yet")["data"]
+    assert none["answering"] == [] and none["considered"] == [ids["SQ-04"]]
+    for sq, clm in ids.items():
+        agent.run(
+            "research-control",
+            3,
+            RUN=run,
+            SQ=sq,
+            ANSWERING_CLAIMS=clm,
+            WHY_THEY_ANSWER="it states the answer",
+        )
+    decision = agent.run("research-control", 5, RUN=run)["data"]
     assert decision["action"] == "stop" and decision["stop_reason"] == "criterion-met", decision
     agent.run("research", 3, RUN=run)
 

@@ -83,8 +83,8 @@ def test_the_splitter_gives_stable_sentence_ids_and_verbatim_slices():
         ("SQ-01/SRC-01#p02.s1", "Python 3.11 added the except* clause."),
         (
             "SQ-01/SRC-01#p02.s2-s3",
-            "It matches the exceptions of an exception group by type. A plain except clause matches the group "
-            "itself, never its members.",
+            "It matches the exceptions of an exception group by type. A plain except clause matches the "
+            "group itself, never its members.",
         ),
         ("SQ-01/SRC-01#p02.s2-3", None),  # the short form of the same run
         ("SQ-01/SRC-01#p03", CLOSING),
@@ -236,8 +236,8 @@ def test_16_concurrent_claims_add_with_spans_give_distinct_ids_and_a_valid_ledge
     spans = ["SQ-01/SRC-01#p02.s1", "SQ-01/SRC-01#p02.s2", "SQ-01/SRC-01#p02.s3", "SQ-01/SRC-01#p03"]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "research_engine", "claims", "add", f"Claim {chr(97 + i)} on except*.", "--run",
-             str(run.root), "--sq", "SQ-01", "--span", spans[i % len(spans)], "--json"],
+            [sys.executable, "-m", "research_engine", "claims", "add", f"Claim {chr(97 + i)} on except*.",
+             "--run", str(run.root), "--sq", "SQ-01", "--span", spans[i % len(spans)], "--json"],
             stdout=subprocess.PIPE, text=True, env=env,
         )
         for i in range(n)

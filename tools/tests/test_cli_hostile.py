@@ -80,6 +80,7 @@ TEMPLATES: dict[str, list[str]] = {
     "critic gap add": ["--run", "{run}", "--about", "{text}", "--query", "q", "--material", "--sq", "{sq}"],
     "critic gap close": ["{gap}", "--run", "{run}", "--why", "{text}"],
     "critic gap list": ["--run", "{run}"],
+    "critic answers": ["{sq}", "--run", "{run}", "--claims", "{clm}", "--why", "{text}"],
     "report check": ["{file}", "--run", "{run}"],
     "report finish": ["{file}", "--run", "{run}"],
     "corpus serve": ["{file}", "--host", "127.0.0.1", "--port", "0"],

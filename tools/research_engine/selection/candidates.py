@@ -125,6 +125,51 @@ def recorded_query(run: Run, sq: str, client: Any, entry: dict[str, Any]) -> dic
     return {"file": run.relative(run.path("candidates", sq=sq)), "query_id": entry["id"]}
 
 
+# What the agent adds to a recorded search result it names by reference.
+JUDGEMENT_FIELDS = ("reason", "verdict_hint", "source_type", "access_tier")
+
+
+def resolve_references(run: Run, sq: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidates given by reference (`{"ref": "Q-02#3", "reason": ...}`) filled in with every field their
+    search recorded for `sq`, the agent's judgement on top; candidates given in full pass unchanged.
+    BadInput (exit 2) naming the recorded ids when a reference names no recorded result."""
+    if not any(item.get("ref") for item in items):
+        return items
+    recorded: dict[str, dict[str, Any]] = {}
+    for query in (read_candidates_file(run, sq) or {}).get("queries", []):
+        for cand in query.get("candidates", []):
+            if isinstance(cand.get("rank"), int):
+                recorded.setdefault(candidate_ref(query["id"], cand["rank"]), cand)
+    out = []
+    for item in items:
+        ref = item.get("ref")
+        if not ref:
+            out.append(item)
+            continue
+        found = recorded.get(str(ref))
+        if found is None:
+            raise BadInput(
+                f"{ref} names no search result recorded for {sq}; recorded: {_ranges(recorded)}",
+                code="unknown-candidate",
+                field="candidates",
+                data={"known": list(recorded)},
+            )
+        judgement = {k: item[k] for k in JUDGEMENT_FIELDS if item.get(k) is not None}
+        out.append({**{k: v for k, v in found.items() if k != "extra"}, **judgement, "ref": str(ref)})
+    return out
+
+
+def _ranges(refs: dict[str, Any]) -> str:
+    """`Q-01#1..Q-01#10, Q-02#1..Q-02#4`: the recorded ids, one run per query."""
+    by_query: dict[str, list[int]] = {}
+    for ref in refs:
+        query, rank = ref.split("#")
+        by_query.setdefault(query, []).append(int(rank))
+    if not by_query:
+        return "none yet (search with --run and --sq first)"
+    return ", ".join(f"{q}#{min(r)}..{q}#{max(r)}" for q, r in by_query.items())
+
+
 def candidate_ref(query_id: str, rank: int) -> str:
     """A recorded search result's id within its sub-question: the query's id and the result's rank
     (`Q-02#3`), as `select log` accepts it."""

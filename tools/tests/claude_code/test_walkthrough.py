@@ -97,7 +97,10 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
 
     def select_log(ex: Exchange):
         found = envelope(ex)["data"]["candidates"]
-        judged = [{**c, "reason": "explains the mechanism directly", "source_type": "primary"} for c in found]
+        judged = [
+            {"ref": c["ref"], "reason": "explains the mechanism directly", "source_type": "primary"}
+            for c in found
+        ]
         cmd = f"research-engine select log --run {state['run']} --sq SQ-01 --candidates - --json"
         return [bash(heredoc(cmd, yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)))]
 
