@@ -270,10 +270,13 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     # -- retrieve: fetch what was chosen, plus the API spine ---------------------------------------
     sources: dict[str, str] = {}
     for sq, chosen in found.items():
-        env = agent.run("research-retrieve", 0, RUN=run, SQ=sq, URL=chosen[0]["url"], QUERY=QUERIES[sq][1])
+        # What to fetch: every round's choices not yet retrieved.
+        to_fetch = agent.run("research-retrieve", 0, RUN=run, SQ=sq)["data"]["to_fetch"]
+        assert [c["url"] for c in to_fetch] == [c["url"] for c in chosen]
+        env = agent.run("research-retrieve", 1, RUN=run, SQ=sq, URL=to_fetch[0]["url"], QUERY=QUERIES[sq][1])
         sources[sq] = env["data"]["source"] if "source" in env["data"] else env["data"]["id"]
-    agent.run("research-retrieve", 1, RUN=run, SQ="SQ-02", DOI="10.1073/pnas.1414271111")
-    agent.run("research-retrieve", 2, RUN=run, SQ="SQ-03", COUNTRIES="JPN;USA", INDICATOR="NY.GDP.MKTP.CD")
+    agent.run("research-retrieve", 2, RUN=run, SQ="SQ-02", DOI="10.1073/pnas.1414271111")
+    agent.run("research-retrieve", 3, RUN=run, SQ="SQ-03", COUNTRIES="JPN;USA", INDICATOR="NY.GDP.MKTP.CD")
 
     # -- consolidate: one grounded claim per sub-question, named by span, a tension, a retirement ---
     claims_by_sq = {

@@ -67,6 +67,7 @@ TEMPLATES: dict[str, list[str]] = {
     "worldbank series": ["JPN", "{text}", "--run", "{run}", "--sq", "{sq}"],
     "worldbank indicators": ["{text}", "--refresh", "--run", "{run}", "--sq", "{sq}"],
     "select log": ["--run", "{run}", "--sq", "{sq}", "--candidates", "{file}"],
+    "select chosen": ["--run", "{run}", "--sq", "{sq}"],
     "claims add": ["{text}", "--run", "{run}", "--sq", "{sq}", "--source", "{ref}", "--quote", "{quote}"],
     "claims retire": ["{clm}", "--run", "{run}", "--why", "{text}"],
     "claims list": ["--run", "{run}"],

@@ -97,6 +97,34 @@ def log(
     run_command("select log", json_, body)
 
 
+@select_app.command("chosen")
+def chosen(
+    run: RunOpt,
+    sq: Annotated[str, typer.Option("--sq", help="The sub-question (SQ-NN).")],
+    json_: JsonOpt = False,
+) -> None:
+    """What to fetch for a sub-question: the candidates chosen in every round of its selection log that
+    are not yet its sources (each once), and the chosen ones already retrieved."""
+
+    def body() -> Result:
+        from research_engine import decompose, selection, trace
+
+        the_run = trace.open_run(run)
+        decompose.get(the_run, sq)
+        pending, done = selection.to_fetch(the_run, sq)
+        fields = ("round", "n", "ref", "url", "title", "kind", "doi", "canonical_key")
+        data = {
+            "sub_question": sq,
+            "to_fetch": [{k: c[k] for k in fields if c.get(k) is not None} for c in pending],
+            "retrieved": [{"canonical_key": key, "source": ref} for key, ref in done.items()],
+        }
+        lines = [f"{sq}: {len(pending)} chosen source(s) to fetch, {len(done)} already retrieved"]
+        lines += [f"  round {c['round']} #{c['n']}  {c['url']}" for c in pending]
+        return Result(data=data, text="\n".join(lines))
+
+    run_command("select chosen", json_, body)
+
+
 def _parse_candidates(raw: bytes) -> object:
     """JSON when the text starts like JSON (`[` or `{`), else YAML (a list in block style)."""
     from research_engine import bounded, libraries

@@ -48,11 +48,31 @@ def load(run: Run, sq: str) -> dict[str, Any] | None:
 
 
 def chosen(run: Run, sq: str) -> list[dict[str, Any]]:
-    """The candidates chosen in the latest round for `sq` (what to fetch next)."""
+    """The candidates chosen in the latest round for `sq`."""
     meta = load(run, sq)
     if not meta or not meta.get("rounds"):
         return []
     return [c for c in meta["rounds"][-1]["candidates"] if c["verdict"] == "chosen"]
+
+
+def to_fetch(run: Run, sq: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """What retrieve fetches for `sq`: the candidates chosen in every round (not only the last) that are
+    not yet a source of `sq`, each once, with its round; and the chosen ones already retrieved (key ->
+    SQ-NN/SRC-NN)."""
+    meta = load(run, sq) or {}
+    _, retrieved = _run_usage(run, sq)
+    pending: dict[str, dict[str, Any]] = {}
+    done: dict[str, str] = {}
+    for rnd in meta.get("rounds", []):
+        for cand in rnd["candidates"]:
+            if cand["verdict"] != "chosen":
+                continue
+            key = cand["canonical_key"]
+            if key in retrieved:
+                done[key] = retrieved[key]
+            else:
+                pending.setdefault(key, {**cand, "round": rnd["round"]})
+    return list(pending.values()), done
 
 
 def _run_usage(run: Run, sq: str) -> tuple[dict[str, dict[str, set[str]]], dict[str, str]]:
@@ -248,8 +268,10 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
             )
         lines += ["", "Why:", ""]
         for c in rnd["candidates"]:
-            agent = f" Agent: {escaping.text(c['reason'])}" if c.get("reason") else ""
-            lines.append(f"- {c['n']}. **{c['verdict']}**: {escaping.text(c['why'])}.{agent}")
+            # One full stop each: a why or a reason that ends a sentence already keeps its own.
+            why = escaping.text(c["why"]).rstrip(".")
+            agent = f" Agent: {escaping.text(c['reason']).rstrip('.')}." if c.get("reason") else ""
+            lines.append(f"- {c['n']}. **{c['verdict']}**: {why}.{agent}")
         lines.append("")
     lines.append("Written by `research-engine select log`; do not edit by hand.")
     return "\n".join(lines)
