@@ -113,3 +113,14 @@ def test_a_page_fetched_for_two_sub_questions_is_requested_once_and_referenced_o
     lines = [line for line in references.splitlines() if line.startswith("- ")]
     assert len(lines) == 1, references
     assert "**SQ-01/SRC-01**, **SQ-02/SRC-01**" in lines[0] and url in lines[0]
+
+
+def test_a_page_whose_snapshot_is_gone_is_fetched_again(cli, run, site):
+    url = site.url_for(PAGE)
+    code, _, _, first = cli("fetch", url, "--run", run, "--sq", "SQ-01", "--json")
+    assert code == 0, first
+    meta, _ = retrieve.load_source(trace.open_run(run), "SQ-01/SRC-01")
+    (trace.open_run(run).path("snapshot", digest=meta["sha256"])).unlink()
+    code, _, _, second = cli("fetch", url, "--run", run, "--sq", "SQ-02", "--json")
+    assert code == 0 and "reused_from" not in second["data"]
+    assert requests_for(site, PAGE) == 2

@@ -134,8 +134,11 @@ def source_of_url(run: Run, url: str) -> str | None:
         keys = {item.get("canonical_key")}
         with contextlib.suppress(ResearchEngineError, ValueError):
             keys.add(canonical_key(str(item.get("url") or "")))
-        if key in keys and source_path(run, str(item.get("id"))).is_file():
-            return str(item["id"])
+        if key not in keys or not source_path(run, str(item.get("id"))).is_file():
+            continue
+        with contextlib.suppress(ResearchEngineError):  # a snapshot that is gone is fetched again
+            if run.path("snapshot", digest=str(item.get("sha256") or "")).is_file():
+                return str(item["id"])
     return None
 
 
