@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,14 +35,54 @@ QUESTIONS: dict[str, str] = {
     "output_path": "Where should the run directory be written?",
     "deliverable": "What form should the deliverable take (memo, brief, comparison table, report)?",
     "depth": "How deep: quick (1 cycle), standard (2) or deep (3)?",
+    # Asked before scope and recency: the claim types decide which sources fit, and a programming question
+    # answered as "factual, quantitative" is sent to the wrong kinds of source.
+    "claim_types": "Which kinds of claims matter: factual, quantitative, regulatory, competitive, technical?",
     "scope": "What is in and out of scope (geography, sector, period, population)?",
     "recency": "How recent must the evidence be (any, or e.g. 18m, 5y)?",
-    "claim_types": "Which kinds of claims matter: factual, quantitative, regulatory, competitive, technical?",
     "reproducibility": "Must every claim be re-checkable for free (reproducible), or are gated sources fine "
     "when named (checkable)?",
     "budget": "Any limits on provider calls, fetched bytes, model tokens or wall-clock time?",
 }
 PROPOSED_REQUIRED = {"output_path": "runs", "deliverable": "a cited research memo"}
+
+# What in an objective's wording suggests each claim type (proposed at intake, and the default when the brief
+# names none). Words, not topics: a question naming code, a command or a software term asks technical claims.
+CLAIM_TYPE_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "technical",
+        re.compile(
+            r"`|\w\(\)|\w_\w|\b\w+\*|\b(?:python|java(?:script)?|rust|golang|c\+\+|sql|postgres\w*|sqlite|django|"
+            r"linux|git|docker|kubernetes|api|apis|sdk|library|libraries|framework|module|package|function|"
+            r"method|class|syntax|clause|statement|exception|compiler|interpreter|runtime|database|query|"
+            r"queries|index|server|protocol|http|configur\w*|setting|install\w*|command|option|flag|code|"
+            r"software|programming|thread\w*|async\w*|process(?:es)?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "quantitative",
+        re.compile(
+            r"\bhow (?:many|much|large|big|fast|often|long)\b|\b(?:number of|share|rate|percent\w*|gdp|"
+            r"growth|population|cost|price|revenue|statistic\w*|trend|figure)s?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "regulatory",
+        re.compile(r"\b(?:law|regulat\w*|legal|complian\w*|directive|statute|gdpr|licen[cs]\w*)s?\b", re.I),
+    ),
+    ("competitive", re.compile(r"\b(?:competitor|competitive|market|vendor|pricing)s?\b", re.IGNORECASE)),
+)
+
+
+def proposed_claim_types(objective: str) -> list[str]:
+    """The claim types an objective's wording asks for, factual always among them; factual and
+    quantitative (the schema's default) when nothing in the wording points elsewhere."""
+    found = [kind for kind, cue in CLAIM_TYPE_CUES if cue.search(objective or "")]
+    if not found:
+        return list(defaults()["claim_types"])
+    return [*found[:1], "factual", *found[1:]] if "factual" not in found else found
 
 
 @dataclass
@@ -180,7 +221,8 @@ def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefRe
     report.problems = validate(fields, "brief")
 
     filled = dict(fields)
-    for name, value in defaults().items():
+    proposals = {**defaults(), "claim_types": proposed_claim_types(str(fields.get("objective") or ""))}
+    for name, value in proposals.items():
         if name not in filled:
             filled[name] = value
             report.defaulted.append(name)
@@ -209,7 +251,7 @@ def check_fields(fields: dict[str, Any], source_format: str = "yaml") -> BriefRe
                 {
                     "field": name,
                     "question": QUESTIONS[name],
-                    "proposed": defaults().get(name),
+                    "proposed": proposals.get(name),
                     "required": False,
                 }
             )

@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from research_engine import answering, critic, decompose, runrecord
+from research_engine import answering, coverage, critic, decompose, runrecord, spend
 from research_engine import claims as claims_ledger
 from research_engine.artifacts import read_counted, write_markdown
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.ids import sort_key
 from research_engine.runstate import all_contestations, latest_verdicts, load_loop_log, load_worksheet
 from research_engine.schemas import validate
+from research_engine.spend import elapsed_seconds
 from research_engine.trace import Run, iso
 from research_engine.vocabulary import CYCLE_CEILING, Action, Budget
 
@@ -214,31 +214,31 @@ def read_signals(run: Run) -> Signals:
     refused = [c["id"] for c in active if verdict_of(c["id"]) == "refuse"]
     unverified = [c["id"] for c in active if verdict_of(c["id"]) is None]
     unsupported = [c["id"] for c in active if verdict_of(c["id"]) != "supported"]
-    # Supported is about evidence; covered also needs the claim to answer its sub-question.
-    relevance = {
-        c["id"]: answering.relevance(
-            questions.get(c["sub_question"], ""), list(questions.values()), str(c.get("text") or "")
-        )
-        for c in active
-        if c["id"] in supported
-    }
-    unanswering = [clm for clm, score in relevance.items() if not score.answers]
-    covered = {c["sub_question"] for c in active if c["id"] in relevance and relevance[c["id"]].answers}
+    # Supported is about evidence; covered also needs the claim to answer its sub-question: the critic's
+    # recorded judgement where there is one, else the answer score, alone or read together (`coverage`).
+    relevance = coverage.readings(
+        questions, [c for c in active if c["id"] in supported], critic.latest_answers(run)
+    )
+    unanswering = [clm for clm, reading in relevance.items() if not reading.answers]
+    covered = {reading.sub_question for reading in relevance.values() if reading.answers}
     uncovered = [sq for sq in sub_questions if sq not in covered]
+    judged = sum(1 for reading in relevance.values() if reading.by == "critic")
     tensions = [t["id"] for t in ledger.get("tensions", []) if t.get("status") == "open"]
     gaps = [g["id"] for g in critic.open_material_gaps(run)]
 
-    coverage = (len(sub_questions) - len(uncovered)) / len(sub_questions) if sub_questions else 0.0
+    covered_share = (len(sub_questions) - len(uncovered)) / len(sub_questions) if sub_questions else 0.0
     confidence = len(supported) / len(active) if active else 0.0
     readings = {
         "coverage": f"{len(sub_questions) - len(uncovered)} of {len(sub_questions)} sub-questions have an "
-        f"active, supported claim that answers them (answer score >= {answering.ANSWERS_MIN})"
+        "active, supported claim that answers them ("
+        + (f"{judged} claim(s) judged by the critic, the rest by " if judged else "")
+        + f"answer score >= {answering.ANSWERS_MIN}, alone or read together)"
         + (
             f"; {len(unanswering)} supported claim(s) answer no sub-question ({', '.join(unanswering)})"
             if unanswering
             else ""
         ),
-        "relevance": "; ".join(f"{clm} {score.basis()}" for clm, score in relevance.items())
+        "relevance": "; ".join(f"{clm} {reading.basis}" for clm, reading in relevance.items())
         or "no supported claim yet",
         "confidence": f"{len(supported)} of {len(active)} active claims are supported"
         + (f" ({len(unverified)} not yet verified: {', '.join(unverified)})" if unverified else ""),
@@ -253,7 +253,7 @@ def read_signals(run: Run) -> Signals:
     }
     order = lambda ids_: tuple(sorted(ids_, key=sort_key))  # noqa: E731
     return Signals(
-        coverage=coverage,
+        coverage=covered_share,
         confidence=confidence,
         gap=len(uncovered) + len(gaps),
         contradiction=len(refused) + len(tensions),
@@ -267,16 +267,6 @@ def read_signals(run: Run) -> Signals:
     )
 
 
-def _elapsed_seconds(created_at: str | None) -> int | None:
-    if not created_at:
-        return None
-    try:
-        start = datetime.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return max(0, int((datetime.now(UTC) - start).total_seconds()))
-
-
 def governor_position(record: dict[str, Any], cycle: int) -> dict[str, Any]:
     """Where the governor stands: cycle, ceiling, budgets set and spent.
 
@@ -288,7 +278,7 @@ def governor_position(record: dict[str, Any], cycle: int) -> dict[str, Any]:
     budgets = record.get("budgets") or {"set": {}, "spent": {}}
     spent = dict(budgets.get("spent") or {})
     if "wall_clock_seconds" not in spent:
-        elapsed = _elapsed_seconds(record.get("created_at"))
+        elapsed = elapsed_seconds(record.get("created_at"))
         if elapsed is not None:
             spent["wall_clock_seconds"] = elapsed
     limits = {k: v for k, v in (budgets.get("set") or {}).items() if k in POLICY["run_budgets"]}
@@ -322,7 +312,9 @@ def control(run: Run) -> dict[str, Any]:
         cycle = 1 + len(log["cycles"])
         _require_closed_verification(run, cycle)
         signals = read_signals(run)
-        governor = governor_position(record, cycle)
+        # The spend ledger is an artifact too: every metered call of every mode is in it at once.
+        budgets = {**(record.get("budgets") or {}), "spent": spend.spent(run, record)}
+        governor = governor_position({**record, "budgets": budgets}, cycle)
         decision = decide(signals, cycle, governor["ceiling"], governor["budgets"])
         block = {
             "cycle": cycle,

@@ -1,4 +1,4 @@
-"""The completeness critic's gaps: controller/gaps.md.
+"""The completeness critic's gaps (controller/gaps.md) and answer judgements (controller/answers.md).
 
 A gap is something the objective needs that the run has not found: what it is
 about, the query that would look for it, optionally the sub-question it belongs
@@ -6,8 +6,13 @@ to, and whether it is material (it feeds the controller's gap signal and can
 route a supplement-gap cycle) or cosmetic (recorded, never routes). Gaps are
 closed with a reason, never deleted, and their ids (G-NN) are never reused.
 
-This module only records gaps named by the critic (an agent or a model); it never
-decides what is missing.
+The critic also judges which claims answer which sub-question (`record_answers`):
+"supported" says a quote is on the page, not that it answers; where an agent reads
+the claims, its judgement is recorded and the controller counts coverage by it
+(`coverage`), the lexical answer score standing where nobody judged.
+
+This module only records what the critic (an agent or a model) named; it never
+decides what is missing or what answers.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from research_engine import claims as ledger
 from research_engine import decompose, ids
 from research_engine.artifacts import load_checked, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, ResearchEngineError
@@ -127,3 +133,92 @@ def check_gaps(run: Run, report: Any) -> None:
                 f"{gap['id']} names {gap['sub_question']}, which is not a sub-question",
                 "cross-reference",
             )
+
+
+# ---------------------------------------------------------------- answer judgements: controller/answers.md
+
+
+def load_answers(run: Run) -> dict[str, Any]:
+    path = run.path("answers")
+    if not path.is_file():
+        return {"schema_version": 1, "judgements": []}
+    meta, _ = read_markdown(path)
+    meta.setdefault("judgements", [])
+    return meta
+
+
+def latest_answers(run: Run) -> dict[str, dict[str, Any]]:
+    """The latest judgement per sub-question (what the controller reads)."""
+    return {j["sub_question"]: j for j in load_answers(run)["judgements"]}
+
+
+def record_answers(run: Run, sq: str, answering: list[str], why: str) -> dict[str, Any]:
+    """Record the critic's judgement that `answering` (claims of `sq`, read together) answer `sq`; an empty
+    list says none of its claims does. Every active claim of `sq` is recorded as considered, so a claim
+    left out is judged not to answer, and a claim added later is judged again (lexically, or by the next
+    judgement)."""
+    why = " ".join((why or "").split())
+    if not why:
+        raise BadInput(
+            "say why these claims answer (or why none does): --why", code="missing-field", field="why"
+        )
+    _require_sub_question(run, sq)
+    wanted = list(dict.fromkeys(c.strip(" ") for c in answering if c.strip(" ")))
+    bad = [c for c in wanted if not re.fullmatch(r"CLM-[0-9]{2,}", c)]
+    if bad:
+        raise BadInput(f"not a claim id: {', '.join(bad)}", code="bad-id", field="claims")
+    considered = [c["id"] for c in ledger.active_claims(run) if c["sub_question"] == sq]
+    foreign = [c for c in wanted if c not in considered]
+    if foreign:
+        raise BadInput(
+            f"{', '.join(foreign)} is not an active claim of {sq} (its active claims: "
+            f"{', '.join(considered) or 'none'})",
+            code="unknown-claim",
+            field="claims",
+        )
+    judgement = {
+        "sub_question": sq,
+        "answering": wanted,
+        "considered": considered,
+        "why": why,
+        "cycle": current_cycle(run),
+        "at": iso(),
+    }
+    with run.lock():
+        data = load_answers(run)
+        data["judgements"].append(judgement)
+        _write_answers(run, data)
+    return judgement
+
+
+def _write_answers(run: Run, data: dict[str, Any]) -> None:
+    lines = ["# Completeness critic: which claims answer which sub-question", ""]
+    for j in data["judgements"]:
+        said = ", ".join(j["answering"]) + " answer(s)" if j["answering"] else "no claim answers"
+        lines.append(f"- cycle {j['cycle']}, **{j['sub_question']}**: {said}: {j['why']}  ")
+        lines.append(f"  considered: {', '.join(j['considered']) or 'none'}")
+    write_markdown(run.path("answers"), data, "\n".join(lines), schema="answers")
+
+
+def check_answers(run: Run, report: Any) -> None:
+    """validate checker: answers.md front matter, its sub-questions and its claims."""
+    path = run.path("answers")
+    data = load_checked(run, report, path, "answers")
+    if data is None:
+        return
+    try:
+        known = {s["id"] for s in decompose.load(run)}
+        owners = {c["id"]: c["sub_question"] for c in ledger.load(run)["claims"]}
+    except ResearchEngineError:
+        return
+    for j in data["judgements"]:
+        sq = j["sub_question"]
+        if sq not in known:
+            report.add(path, f"a judgement names {sq}, which is not a sub-question", "cross-reference")
+        for clm in [*j["answering"], *j["considered"]]:
+            if owners.get(clm) != sq:
+                why = f"{sq}'s judgement names {clm}, which is not a claim of {sq}"
+                report.add(path, why, "cross-reference")
+        if not set(j["answering"]) <= set(j["considered"]):
+            why = f"{sq}'s judgement names an answering claim it did not consider"
+            report.add(path, why, "cross-reference")

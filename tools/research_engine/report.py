@@ -272,6 +272,24 @@ def _carrying_sources(claims: dict[str, dict[str, Any]], cited: list[str]) -> li
     return sorted(refs, key=sort_key)
 
 
+def _reference_lines(run: Run, carrying: list[str]) -> list[str]:
+    """One line per page, naming every source id that cites it: a page fetched for several sub-questions
+    is one reference (pages are one when their canonical keys are, else their URLs)."""
+    pages: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for ref in carrying:
+        meta, _ = retrieve.load_source(run, ref)
+        url = meta.get("final_url") or meta.get("requested_url")
+        pages.setdefault(str(meta.get("canonical_key") or url), []).append((ref, meta))
+    lines = []
+    for group in pages.values():
+        meta = group[0][1]
+        refs = ", ".join(f"**{ref}**" for ref, _ in group)
+        title = escaping.text(meta.get("title") or "(untitled)")
+        url = escaping.link(meta.get("final_url") or meta.get("requested_url"))
+        lines.append(f"- {refs} {title}. {url} (retrieved {meta['retrieved_at']}, {meta['access_tier']})")
+    return lines
+
+
 def _source_url(run: Run, ref: str) -> str | None:
     try:
         meta, _ = retrieve.load_source(run, ref)
@@ -419,15 +437,7 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         ]
         lines += nofinding.account(run, claims, record)
     if not report.has_references and not report.no_finding:
-        lines += ["## References", ""]
-        for ref in carrying:
-            meta, _ = retrieve.load_source(run, ref)
-            title = escaping.text(meta.get("title") or "(untitled)")
-            url = escaping.link(meta.get("final_url") or meta.get("requested_url"))
-            lines.append(
-                f"- **{ref}** {title}. {url} (retrieved {meta['retrieved_at']}, {meta['access_tier']})"
-            )
-        lines.append("")
+        lines += ["## References", "", *_reference_lines(run, carrying), ""]
 
     well: list[str] = []
     caution: list[str] = []
@@ -435,7 +445,8 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
             f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
-            f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
+            f"[{verdict or 'not verified'}; "
+            f"{', '.join(dict.fromkeys(ev['source'] for ev in claims[clm]['evidence']))}]"
         )
         (well if verdict == "supported" else caution).append(entry)
     if not report.no_finding:

@@ -166,6 +166,19 @@ class Settings:
         return value if name == "duckduckgo" else value.rstrip("/")
 
     @property
+    def searxng_endpoint(self) -> str:
+        """SearXNG's search URL: `SEARXNG_URL` itself when it names `/search`, else that path under it."""
+        base = (self.searxng_url or "").rstrip("/")
+        return base if base.endswith("/search") else f"{base}/search"
+
+    def provider_endpoints(self) -> tuple[str, ...]:
+        """The search backends' and data APIs' endpoints: a request to one is a provider call (a budget).
+        SearXNG's search path only, since a local corpus serves its pages from the same origin."""
+        endpoints = [self.searxng_endpoint if self.searxng_url else ""]
+        endpoints += [self.base_url(name) for name in DEFAULT_BASE_URLS]
+        return tuple(e.rstrip("/") for e in endpoints if e)
+
+    @property
     def cache_root(self) -> Path:
         return self.cache_dir if self.cache_dir is not None else default_cache_root()
 

@@ -225,6 +225,8 @@ def artifact_path(
             return root / "controller" / "loop-log.md"
         case "gaps":  # the completeness critic's named gaps
             return root / "controller" / "gaps.md"
+        case "answers":  # the completeness critic's judgements of which claims answer which sub-question
+            return root / "controller" / "answers.md"
         case "result":
             return root / "synthesis" / "result.md"
         case "result_draft":  # the deliverable as the model wrote it, before `report finish`

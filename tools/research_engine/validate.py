@@ -42,6 +42,7 @@ CHECKERS = [
     "research_engine.verify.contestation:check_verify",
     "research_engine.controller:check_loop_log",
     "research_engine.critic:check_gaps",
+    "research_engine.critic:check_answers",
     "research_engine.report:check_result",
     "research_engine.validate:check_duplicates",
     "research_engine.validate:check_store",

@@ -257,8 +257,10 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     agent.run("research-select", 1, RUN=run, SQ="SQ-02", QUERY="chemistry tools language models")
     agent.run("research-select", 2, RUN=run, SQ="SQ-03", KEYWORDS="GDP current")
     for sq, candidates in found.items():
+        # By reference: the id each result was printed with, and the agent's judgement; nothing retyped.
         judged = [
-            {**c, "reason": f"the page answers {sq} directly", "source_type": "primary"} for c in candidates
+            {"ref": c["ref"], "reason": f"the page answers {sq} directly", "source_type": "primary"}
+            for c in candidates
         ]
         listed = yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)
         chosen = agent.run("research-select", 3, RUN=run, SQ=sq, CANDIDATES_YAML=listed)["data"]
@@ -268,46 +270,46 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     # -- retrieve: fetch what was chosen, plus the API spine ---------------------------------------
     sources: dict[str, str] = {}
     for sq, chosen in found.items():
-        env = agent.run("research-retrieve", 0, RUN=run, SQ=sq, URL=chosen[0]["url"], QUERY=QUERIES[sq][1])
+        # What to fetch: every round's choices not yet retrieved.
+        to_fetch = agent.run("research-retrieve", 0, RUN=run, SQ=sq)["data"]["to_fetch"]
+        assert [c["url"] for c in to_fetch] == [c["url"] for c in chosen]
+        env = agent.run("research-retrieve", 1, RUN=run, SQ=sq, URL=to_fetch[0]["url"], QUERY=QUERIES[sq][1])
         sources[sq] = env["data"]["source"] if "source" in env["data"] else env["data"]["id"]
-    agent.run("research-retrieve", 1, RUN=run, SQ="SQ-02", DOI="10.1073/pnas.1414271111")
-    agent.run("research-retrieve", 2, RUN=run, SQ="SQ-03", COUNTRIES="JPN;USA", INDICATOR="NY.GDP.MKTP.CD")
+    agent.run("research-retrieve", 2, RUN=run, SQ="SQ-02", DOI="10.1073/pnas.1414271111")
+    agent.run("research-retrieve", 3, RUN=run, SQ="SQ-03", COUNTRIES="JPN;USA", INDICATOR="NY.GDP.MKTP.CD")
 
-    # -- consolidate: one grounded claim per sub-question, a tension, a retirement -----------------
+    # -- consolidate: one grounded claim per sub-question, named by span, a tension, a retirement ---
     claims_by_sq = {
-        "SQ-01": (
-            "In CPython only one thread executes Python bytecode at a time.",
-            "the global interpreter lock allows only one thread to execute Python bytecode at a time",
-        ),
-        "SQ-02": (
-            "asyncio joined the standard library in Python 3.4 in 2014.",
-            "The asyncio module was added to the standard library in Python 3.4 in 2014.",
-        ),
+        "SQ-01": ("In CPython only one thread executes Python bytecode at a time.", "bytecode at a time"),
+        "SQ-02": ("asyncio joined the standard library in Python 3.4 in 2014.", "Python 3.4 in 2014"),
         "SQ-03": (
             "A process pool runs Python code on several cores at once for CPU-bound work.",
-            "a process pool runs Python code on several cores at once",
+            "several cores",
         ),
         "SQ-04": (
             "A coroutine that computes without awaiting blocks the whole asyncio event loop.",
-            "a coroutine that computes without awaiting blocks the whole event loop",
+            "blocks the whole event loop",
         ),
     }
     ids = {}
-    for sq, (claim, quote) in claims_by_sq.items():
-        env = agent.run(
-            "research-consolidate",
-            0,
-            RUN=run,
-            SQ=sq,
-            SRC=sources[sq],
-            CLAIM=claim,
-            QUOTE=quote,
-            CONFIDENCE="high",
-        )
+    for sq, (claim, words) in claims_by_sq.items():
+        shown = agent.run("research-consolidate", 0, RUN=run, SRC=sources[sq], SUB_QUESTION=QUERIES[sq][0])[
+            "data"
+        ]
+        # The agent reads the sentences by id and names the one that carries the claim.
+        (span,) = [
+            f"{sources[sq]}#{view['id']}.{sid}"
+            for view in shown["passages"]
+            for sid, sentence in view["sentences"].items()
+            if words in sentence
+        ]
+        env = agent.run("research-consolidate", 2, RUN=run, SQ=sq, CLAIM=claim, SPAN=span, CONFIDENCE="high")
         ids[sq] = env["data"]["id"]
+        assert words in env["data"]["claim"]["evidence"][0]["quote"]
+    assert agent.run("research-consolidate", 1, RUN=run, SRC=sources["SQ-01"], PAGE="1")["data"]["passages"]
     tension = agent.run(
         "research-consolidate",
-        1,
+        4,
         RUN=run,
         CLM_A=ids["SQ-01"],
         CLM_B=ids["SQ-04"],
@@ -315,14 +317,14 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     )["data"]["id"]
     agent.run(
         "research-consolidate",
-        2,
+        5,
         RUN=run,
         TENSION=tension,
         HOW_AND_WHY="both hold: threads and asyncio help I/O-bound work, neither helps CPU-bound work",
     )
     extra = agent.run(
         "research-consolidate",
-        0,
+        3,
         RUN=run,
         SQ="SQ-01",
         SRC=sources["SQ-01"],
@@ -330,8 +332,8 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
         QUOTE="the lock is released while a thread waits on the network or the disk",
         CONFIDENCE="medium",
     )["data"]["id"]
-    agent.run("research-consolidate", 3, RUN=run, CLM=extra, WHY="duplicates the sub-question's main claim")
-    ledger = agent.run("research-consolidate", 4, RUN=run)["data"]
+    agent.run("research-consolidate", 6, RUN=run, CLM=extra, WHY="duplicates the sub-question's main claim")
+    ledger = agent.run("research-consolidate", 7, RUN=run)["data"]
     assert ledger["counts"]["active"] == 4 and ledger["counts"]["retired"] == 1
 
     # -- verify: fresh copies, one corroboration search, verdicts, close ---------------------------
@@ -364,7 +366,19 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     agent.run(
         "research-control", 2, RUN=run, GAP=gap, WHY="the counter-angle source already states the limit"
     )
-    decision = agent.run("research-control", 3, RUN=run)["data"]
+    # The critic's answer judgements: SQ-04 first judged unanswered, then answered (the latest counts).
+    none = agent.run("research-control", 4, RUN=run, SQ="SQ-04", WHY_NONE_ANSWERS="not read yet")["data"]
+    assert none["answering"] == [] and none["considered"] == [ids["SQ-04"]]
+    for sq, clm in ids.items():
+        agent.run(
+            "research-control",
+            3,
+            RUN=run,
+            SQ=sq,
+            ANSWERING_CLAIMS=clm,
+            WHY_THEY_ANSWER="it states the answer",
+        )
+    decision = agent.run("research-control", 5, RUN=run)["data"]
     assert decision["action"] == "stop" and decision["stop_reason"] == "criterion-met", decision
     agent.run("research", 3, RUN=run)
 

@@ -253,7 +253,7 @@ def test_an_off_topic_candidate_is_logged_rejected_with_the_models_reason(mini_w
     assert off_topic, "no sub-question's search offered the release notes"
     for cand in off_topic:
         assert (cand["verdict"], cand["verdict_hint"], cand["reason"]) == ("rejected", "reject", reason)
-        assert cand["why"] == f"rejected by the agent: {reason}"
+        assert cand["why"] == "rejected on the agent's judgement" and cand["decided_by"] == "agent"
     urls = [
         retrieve.load_source(run, ref)[0].get("requested_url") or "" for ref in retrieve.list_sources(run)
     ]

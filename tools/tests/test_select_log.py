@@ -182,7 +182,8 @@ def test_every_candidate_is_logged_with_scores_reason_and_verdict(quant_run, cli
     assert by_n[2]["reason"] == "commentary" and by_n[2]["scores"]["freshness"] == 0.05
     assert by_n[2]["verdict"] == "rejected" and "below the floor" in by_n[2]["why"]
     assert by_n[3]["scores"]["access"] == 0.1 and by_n[3]["verdict"] == "rejected"
-    assert by_n[4]["why"] == "rejected by the agent: about another country"
+    assert by_n[4]["why"] == "rejected on the agent's judgement" and by_n[4]["decided_by"] == "agent"
+    assert by_n[4]["reason"] == "about another country"
     assert by_n[5]["why"] == "the brief says to avoid content-farm.example"
     assert rnd["chosen"] == [c["n"] for c in rnd["candidates"] if c["verdict"] == "chosen"]
     assert "| 1 | chosen |" in body and "Agent: the official series" in body

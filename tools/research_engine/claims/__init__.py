@@ -5,6 +5,8 @@ their retirement, and tensions T-NN between them.
   object a line, schema `claim-record`), and `load`, which folds it into the ledger callers use
   (`{"schema_version", "claims", "tensions"}`, schema `claims`);
 - `gate`: the grounding gate every claim passes before it is recorded;
+- `spans`: evidence by reference (`SQ-01/SRC-02#p05.s2`): `resolve_span` copies the verbatim words a span
+  names from the recorded source (public: the headless models use it too);
 - `ledger`: the writes (add, retire, tension add and resolve), each one record appended under the run
   lock, and the questions callers ask (active claims, open tensions);
 - `draft`: `consolidate/synthesis.draft.md`, the ledger rendered for people at stage boundaries, saying
@@ -32,17 +34,21 @@ from research_engine.claims.ledger import (
     resolve_tension,
     retire,
 )
+from research_engine.claims.listing import bound_listing
 from research_engine.claims.log import RECORD_SCHEMA, SCHEMA, SCHEMA_VERSION, fold, load
+from research_engine.claims.spans import ResolvedSpan, resolve_span
 
 __all__ = [
     "CONFIDENCE",
     "MIN_QUOTE_CHARS",
     "RECORD_SCHEMA",
+    "ResolvedSpan",
     "SCHEMA",
     "SCHEMA_VERSION",
     "active_claims",
     "add_claim",
     "add_tension",
+    "bound_listing",
     "check_claim",
     "check_claims",
     "fold",
@@ -54,6 +60,7 @@ __all__ = [
     "record_claim",
     "refresh",
     "render",
+    "resolve_span",
     "resolve_tension",
     "retire",
     "source_text",

@@ -7,7 +7,8 @@
   is beyond the run's id counter;
 - the folded ledger is valid against schema `claims`; every claim answers a
   sub-question of the run and cites sources whose stored text still holds each
-  quote; tensions cite existing claims;
+  quote, and a span given with `--span` still names exactly its recorded quote;
+  tensions cite existing claims;
 - the draft shows exactly what the log's first N records fold into, for the N it
   states (it may lag behind the log, never contradict it).
 """
@@ -20,6 +21,7 @@ from research_engine import bounded, decompose, grounding, ids
 from research_engine.artifacts import ValidationReport
 from research_engine.claims import draft, log
 from research_engine.claims.gate import source_keys, source_text
+from research_engine.claims.spans import check_span
 from research_engine.errors import BadInput
 from research_engine.schemas import validate
 from research_engine.trace import Run
@@ -134,6 +136,10 @@ def _check_references(run: Run, report: ValidationReport, ledger: dict[str, Any]
                 report.add(
                     path, f"{clm}: its quote is no longer found in {ref}'s stored text", "cross-reference"
                 )
+            elif ev.get("span"):
+                why = check_span(run, ref, ev["span"], ev["quote"])
+                if why is not None:
+                    report.add(path, f"{clm}: {why}", "span-mismatch")
 
 
 def _check_draft(run: Run, report: ValidationReport, records: list[dict[str, Any]]) -> None:

@@ -1,8 +1,11 @@
 """The grounding gate at entry (`claims add`): a claim is recorded only if its evidence holds.
 
 A cited source must exist in the run and have stored text; each quote must be
-found in its source's stored text (exactly, or after `grounding.normalize`);
-every number in the claim must appear in its quotes. A failure raises
+found in its source's stored text (exactly, or after `grounding.normalize`; a
+quote named by a span is copied from that text, so it always is);
+every number in the claim must appear in its quotes (all of them together). A
+claim may carry several quotes of one source (a heading and the sentence under
+it); the same words twice are refused. A failure raises
 `CheckFailed` (exit 1) naming every offending id, with the closest passage when
 a quote is not found; malformed input is `BadInput` (exit 2). The gate reads
 only the cited sources, never the ledger, so it costs the same however many
@@ -12,10 +15,12 @@ verifier's job, against its own fresh copy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from research_engine import grounding, ids, retrieve
+from research_engine.claims.spans import resolve_span
 from research_engine.errors import BadInput, CheckFailed, Problem
 from research_engine.trace import Run
 
@@ -49,33 +54,41 @@ def source_text(run: Run, ref: str) -> SourceText:
     return SourceText("\n\n".join(p.text for p in passages), starts)
 
 
-def check_claim(run: Run, text: str, sources: list[str], quotes: list[str]) -> list[dict[str, Any]]:
-    """Run the grounding gate; return the evidence entries, or raise CheckFailed naming every problem."""
+def check_claim(
+    run: Run, text: str, sources: list[str], quotes: list[str], spans: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Run the grounding gate; return the evidence entries, or raise CheckFailed naming every problem.
+
+    Evidence comes as `--source`/`--quote` pairs (quotes copied by the author) and as `spans`
+    (`SQ-NN/SRC-NN#p05.s2`: the tool copies the words, `claims.spans`); a span's entry records both."""
     text = " ".join((text or "").split())
     if not text:
         raise BadInput("a claim needs its text", code="empty-claim", field="text")
-    if not sources:
+    if not sources and not spans:
         raise CheckFailed(
-            "a claim must cite at least one source (--source SQ-NN/SRC-NN): un-cited claims are refused",
+            "a claim must cite at least one source (--span SQ-NN/SRC-NN#p05.s2, or --source SQ-NN/SRC-NN "
+            "with --quote): un-cited claims are refused",
             code="uncited-claim",
             field="source",
         )
-    if not quotes:
+    if sources and not quotes:
         raise CheckFailed(
-            "a claim must carry the verbatim quote that supports it (--quote)",
+            "a claim must carry the verbatim quote that supports it (--quote), or name it by reference "
+            "(--span)",
             code="missing-quote",
             field="quote",
         )
+    if quotes and not sources:
+        raise BadInput(
+            "--quote needs the --source it is quoted from", code="quote-source-mismatch", field="quote"
+        )
     for ref in sources:
         ids.parse_source_ref(ref)  # malformed references are bad input (exit 2)
-    if len(set(sources)) != len(sources):
-        raise BadInput(
-            "the same source is cited twice; cite each source once", code="duplicate-source", field="source"
-        )
+    pairs: list[tuple[str, str, str | None]] = []
     if len(quotes) == len(sources):
-        pairs = list(zip(sources, quotes, strict=True))
+        pairs = [(ref, quote, None) for ref, quote in zip(sources, quotes, strict=True)]
     elif len(quotes) == 1:
-        pairs = [(ref, quotes[0]) for ref in sources]  # one quote must then be found in every source
+        pairs = [(ref, quotes[0], None) for ref in sources]  # one quote must then be found in every source
     else:
         raise BadInput(
             f"{len(sources)} sources and {len(quotes)} quotes: give one --quote per --source, "
@@ -83,11 +96,26 @@ def check_claim(run: Run, text: str, sources: list[str], quotes: list[str]) -> l
             code="quote-source-mismatch",
             field="quote",
         )
-    for quote in quotes:
-        if len(grounding.normalize(quote)) < MIN_QUOTE_CHARS:
+    for given in spans:
+        resolved = resolve_span(run, given)
+        pairs.append((resolved.source, resolved.quote, resolved.local))
+    # Several quotes of one source are one claim's evidence (a heading and the sentence under it); the
+    # same words of one source twice are a slip.
+    seen: set[tuple[str, str]] = set()
+    for ref, quote, _ in pairs:
+        key = (ref, grounding.normalize(quote))
+        if key in seen:
             raise BadInput(
-                f"quote {quote!r} is too short to carry a claim", code="short-quote", field="quote"
+                f"the same words of {ref} are cited twice; cite each quote once",
+                code="duplicate-evidence",
+                field="quote",
             )
+        seen.add(key)
+    sources = list(dict.fromkeys(ref for ref, _, _ in pairs))
+    for _, quote, span in pairs:
+        if len(grounding.normalize(quote)) < MIN_QUOTE_CHARS:
+            what = f"span {span} ({quote!r})" if span else f"quote {quote!r}"
+            raise BadInput(f"{what} is too short to carry a claim", code="short-quote", field="quote")
 
     problems: list[Problem] = []
     texts: dict[str, SourceText] = {}
@@ -120,7 +148,7 @@ def check_claim(run: Run, text: str, sources: list[str], quotes: list[str]) -> l
 
     evidence: list[dict[str, Any]] = []
     not_found: list[dict[str, Any]] = []
-    for ref, quote in pairs:
+    for ref, quote, span in pairs:
         match = grounding.find_quote(quote, texts[ref].text)
         if not match.found:
             passage = texts[ref].passage_at(match.start)
@@ -140,16 +168,16 @@ def check_claim(run: Run, text: str, sources: list[str], quotes: list[str]) -> l
             )
             problems.append(Problem("quote-not-found", f"quote not found in {ref}:{shown}", field="quote"))
             continue
-        evidence.append(
-            {
-                "source": ref,
-                "quote": quote,
-                "match": match.match,
-                "score": float(match.score),
-                "passage": texts[ref].passage_at(match.start),
-            }
-        )
-    ok, missing_numbers = grounding.numbers_supported(text, "\n".join(dict.fromkeys(quotes)))
+        entry = {
+            "source": ref,
+            "quote": quote,
+            "match": match.match,
+            "score": float(match.score),
+            "passage": texts[ref].passage_at(match.start),
+        }
+        evidence.append({**entry, "span": span} if span else entry)
+    quoted = dict.fromkeys(quote for _, quote, _ in pairs)
+    ok, missing_numbers = grounding.numbers_supported(text, "\n".join(quoted))
     if not ok:
         problems.append(
             Problem(

@@ -11,6 +11,7 @@ Nothing here deletes a claim or reuses an id: a retired claim stays, with why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from research_engine import decompose, ids
@@ -25,9 +26,16 @@ CONFIDENCE = tuple(c.value for c in Confidence)
 
 
 def record_claim(
-    run: Run, sq: str, text: str, sources: list[str], quotes: list[str], confidence: str = "medium"
+    run: Run,
+    sq: str,
+    text: str,
+    sources: list[str],
+    quotes: list[str],
+    confidence: str = "medium",
+    spans: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Pass the grounding gate and record the claim; returns it as `load` will show it."""
+    """Pass the grounding gate and record the claim; returns it as `load` will show it. Evidence is
+    `sources` with their `quotes`, and `spans` (`SQ-NN/SRC-NN#p05.s2`) whose words the tool copies."""
     if confidence not in CONFIDENCE:
         raise BadInput(
             f"unknown confidence {confidence!r}; expected one of {', '.join(CONFIDENCE)}",
@@ -35,7 +43,7 @@ def record_claim(
             field="confidence",
         )
     decompose.get(run, sq)
-    evidence = check_claim(run, text, list(sources), list(quotes))
+    evidence = check_claim(run, text, list(sources), list(quotes), list(spans))
     cycle = current_cycle(run)
     with run.lock():
         clm = ids.next_id(run, "clm")
@@ -54,10 +62,16 @@ def record_claim(
 
 
 def add_claim(
-    run: Run, sq: str, text: str, sources: list[str], quotes: list[str], confidence: str = "medium"
+    run: Run,
+    sq: str,
+    text: str,
+    sources: list[str],
+    quotes: list[str],
+    confidence: str = "medium",
+    spans: Sequence[str] = (),
 ) -> str:
     """Pass the grounding gate and record the claim; returns its id (CLM-NN)."""
-    return str(record_claim(run, sq, text, sources, quotes, confidence)["id"])
+    return str(record_claim(run, sq, text, sources, quotes, confidence, spans)["id"])
 
 
 def retire(run: Run, clm: str, why: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "fetch_cmd",
         "Fetch URL and extract it: print the document, or with --run and --sq record it as the next SRC-NN.",
     ),
+    ("source", "source_cmd", "Read recorded sources, their sentences by id."),
     ("claims", "claims_cmd", "The claims ledger and its grounding gate (consolidate)."),
     ("verify", "verify_cmd", "Verify claims against the verifier's own fresh copies."),
     ("critic", "critic_cmd", "Record what the completeness critic found missing."),

@@ -22,28 +22,41 @@ def add(
     text: Annotated[str, typer.Argument(help="The atomic claim.")],
     run: RunOpt,
     sq: Annotated[str, typer.Option("--sq", help="The sub-question the claim answers (SQ-NN).")],
-    source: Annotated[list[str], typer.Option("--source", help="A cited source, SQ-NN/SRC-NN (repeatable).")],
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="A cited source, SQ-NN/SRC-NN (repeatable).")
+    ] = None,
     quote: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--quote",
             help="The verbatim quote from the source, one per --source in the same order (repeatable).",
         ),
-    ],
+    ] = None,
+    span: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--span",
+            help="Evidence by reference, the tool copying the words: SQ-NN/SRC-NN#p05.s2 (a sentence), "
+            "#p05.s2-s3 (a run of sentences) or #p05 (a whole passage, e.g. a heading); repeatable.",
+        ),
+    ] = None,
     confidence: Annotated[str, typer.Option("--confidence", help="high | medium | low.")] = "medium",
     json_: JsonOpt = False,
 ) -> None:
     """Add a claim through the grounding gate; prints its id (CLM-NN).
 
-    Exit 1 when a cited source is not in the run or has no stored text, when a
-    quote is not found in its source (the closest passage is shown), or when a
-    number in the claim is not in its quotes.
+    Evidence is named by reference (--span; sentence ids as `source show` and `fetch --run` print them)
+    or quoted (--source with --quote). Exit 1 when a cited source is not in the run or has no stored
+    text, when a quote is not found in its source (the closest passage is shown), or when a number in the
+    claim is not in its quotes; exit 2 for a span naming no passage or sentence (the known ids are named).
     """
 
     def body() -> Result:
         from research_engine import claims, trace
 
-        claim = claims.record_claim(trace.open_run(run), sq, text, list(source), list(quote), confidence)
+        claim = claims.record_claim(
+            trace.open_run(run), sq, text, list(source or []), list(quote or []), confidence, list(span or [])
+        )
         return Result(data={"id": claim["id"], "claim": claim}, text=claim["id"])
 
     run_command("claims add", json_, body)
@@ -71,12 +84,16 @@ def retire(
 def list_(
     run: RunOpt,
     status: Annotated[str, typer.Option("--status", help="active | retired | all.")] = "all",
+    page: Annotated[
+        int, typer.Option("--page", min=1, help="Page N of the claims (--json is bounded; 1 by default).")
+    ] = 1,
     json_: JsonOpt = False,
 ) -> None:
     """List claims (active and retired) and tensions.
 
     Renders consolidate/synthesis.draft.md again first when it shows fewer records than the ledger
-    (consolidate/claims.jsonl) holds.
+    (consolidate/claims.jsonl) holds. With --json the envelope is bounded (docs/conventions.md): one page
+    of claims, the counts, and where the rest is.
     """
 
     def body() -> Result:
@@ -97,18 +114,17 @@ def list_(
         for t in ledger["tensions"]:
             lines.append(f"{t['id']}  {t['status']}  {', '.join(t['claims'])}: {t['about']}")
         active = sum(1 for c in ledger["claims"] if c["status"] == "active")
-        return Result(
-            data={
-                "claims": shown,
-                "tensions": ledger["tensions"],
-                "counts": {
-                    "active": active,
-                    "retired": len(ledger["claims"]) - active,
-                    "open_tensions": sum(1 for t in ledger["tensions"] if t["status"] == "open"),
-                },
+        data = {
+            "claims": shown,
+            "tensions": ledger["tensions"],
+            "counts": {
+                "active": active,
+                "retired": len(ledger["claims"]) - active,
+                "open_tensions": sum(1 for t in ledger["tensions"] if t["status"] == "open"),
             },
-            text="\n".join(lines) or "(no claims yet)",
-        )
+        }
+        claims.bound_listing(data, the_run, page=page, status=status)
+        return Result(data=data, text="\n".join(lines) or "(no claims yet)")
 
     run_command("claims list", json_, body)
 

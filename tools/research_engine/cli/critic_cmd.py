@@ -80,3 +80,39 @@ def list_(run: RunOpt, json_: JsonOpt = False) -> None:
         return Result(data={"gaps": gaps}, text="\n".join(lines))
 
     run_command("critic gap list", json_, body)
+
+
+@critic_app.command("answers")
+def answers(
+    sq: Annotated[str, typer.Argument(help="The sub-question judged (SQ-NN).")],
+    run: RunOpt,
+    why: Annotated[str, typer.Option("--why", help="Why these claims answer it (or why none does).")],
+    claims: Annotated[
+        str | None,
+        typer.Option("--claims", help="The claims that, read together, answer it: CLM-a,CLM-b."),
+    ] = None,
+    none: Annotated[bool, typer.Option("--none", help="None of its claims answers it.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Record which claims answer a sub-question (the critic's judgement, in controller/answers.md).
+
+    The controller counts coverage by it: a supported claim named here answers; one of the sub-question's
+    claims left out does not; a claim added later is scored lexically until judged again."""
+
+    def body() -> Result:
+        from research_engine import critic, trace
+        from research_engine.errors import BadInput
+
+        if none == bool(claims):
+            raise BadInput(
+                "name the answering claims (--claims CLM-a,CLM-b) or say --none, not both",
+                code="missing-field",
+                field="claims",
+            )
+        named = [] if none else (claims or "").split(",")
+        judgement = critic.record_answers(trace.open_run(run), sq, named, why)
+        said = ", ".join(judgement["answering"]) or "no claim"
+        considered = len(judgement["considered"])
+        return Result(data=judgement, text=f"{sq}: {said} answers (of {considered} considered)")
+
+    run_command("critic answers", json_, body)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,10 +45,17 @@ def fetch(
         bool, typer.Option("--ignore-robots", help="Do not consult robots.txt (recorded in the trace).")
     ] = False,
     pdf: Annotated[bool, typer.Option("--pdf", help="Accept and read PDF (off by default).")] = False,
+    full: Annotated[
+        bool,
+        typer.Option("--full", help="Print every passage in --json (unbounded; for scripts, not models)."),
+    ] = False,
     allow_host: AllowHostOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Fetch URL and extract it: print the document, or with --run and --sq record it as the next SRC-NN."""
+    """Fetch URL and extract it: print the document, or with --run and --sq record it as the next SRC-NN.
+
+    With --json the envelope is bounded (docs/conventions.md): the passages most relevant to the
+    sub-question, each with its sentence ids (`p05.s2`), and where the rest is (`source show`)."""
 
     def body() -> Result:
         from research_engine.retrieve.pages import THIN, PageRequest, fetch_document, retrieve_pages
@@ -97,6 +104,9 @@ def fetch(
             "passages": [p.to_dict() for p in doc.passages],
         }
         data = {"fetch": fetched, "document": page, "overrides": overrides}
+        recorded = retrieved.ref if retrieved is not None else None
+        if not full:
+            bound(data, doc.passages, target_run, sq, recorded, query)
         heading = f"# {doc.title or doc.final_url}\n{doc.final_url} (HTTP {doc.status}, {doc.content_type})"
         text = heading + "\n\n" + "\n\n".join(f"[{p.id}] {p.text}" for p in doc.passages)
         if retrieved is None or target_run is None:
@@ -118,6 +128,28 @@ def fetch(
         ref = retrieved.ref or ""
         data["source"] = ref
         data["path"] = str(source_path(target_run, ref))
-        return Result(data=data, text=f"{ref} {doc.final_url} ({len(doc.passages)} passages)")
+        text = f"{ref} {doc.final_url} ({len(doc.passages)} passages)"
+        if retrieved.reused_from:  # the page was read before in this run: nothing was requested
+            data["reused_from"] = retrieved.reused_from
+            text += f", the page {retrieved.reused_from} already read (no second request)"
+        return Result(data=data, text=text)
 
     run_command("fetch", json_, body)
+
+
+def bound(
+    data: dict[str, Any], passages: list[Any], run: Any, sq: str | None, ref: str | None, query: str | None
+) -> None:
+    """Keep the envelope within its bound: the passages most relevant to the sub-question (page 1 without
+    one), their sentences by id, and where the rest is."""
+    from research_engine import excerpts
+    from research_engine.retrieve import excerpt
+
+    data["document"]["passages"] = []
+    question = excerpt.question_for(run, sq, query) if run is not None and sq else query
+    room = excerpts.ENVELOPE_CHARS - excerpts.size(data) - 1600  # the source id, path, where the rest is
+    shown = excerpt.choose(passages, room, question=question, page=None)
+    data["document"]["passages"] = shown.views
+    data["rest"] = excerpt.rest(run if ref else None, ref, shown)
+    if not ref:
+        data["rest"]["more"] = "every passage: the same command with --full"

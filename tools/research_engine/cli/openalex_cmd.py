@@ -62,6 +62,7 @@ def search(
             if target is not None:
                 entry = candidates_log.record_works_search(target, sq or "", found, query=query)
                 data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
+            candidates_log.bound_listing(data, bulky=("works",))
         lines = [
             f"OpenAlex {query!r}: {len(found.works)} of {found.total_count} work(s)"
             + (" (more available)" if found.truncated else "")

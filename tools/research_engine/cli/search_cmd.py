@@ -79,6 +79,7 @@ def search(
             if target is not None:
                 entry = candidates_log.record_search(target, sq or "", outcome, query=query)
                 data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
+        candidates_log.bound_listing(data)
         return Result(data=data, text=render(outcome, data.get("recorded")))
 
     run_command("search", json_, body)
@@ -91,8 +92,10 @@ def render(outcome: SearchOutcome, recorded: Mapping[str, str] | None) -> str:
     lines = [
         f"search {outcome.query!r}: {len(outcome.candidates)} result(s) from {outcome.backend} [{chain}]"
     ]
+    query_id = (recorded or {}).get("query_id")
     for c in outcome.candidates:
-        lines.append(f"{c.rank:>3}. {c.title}")
+        ref = f"{query_id}#{c.rank} " if query_id else ""
+        lines.append(f"{c.rank:>3}. {ref}{c.title}")
         lines.append(f"     {c.url}")
         if c.snippet:
             lines.append(f"     {c.snippet[:200]}")

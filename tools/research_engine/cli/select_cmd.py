@@ -40,8 +40,10 @@ def log(
 ) -> None:
     """Score every candidate, dedup, choose within the budget; log all of it with the reasons.
 
-    Writes select/SQ-NN.selection.md (one round per call) and prints the chosen
-    sources, which are what to fetch next.
+    A candidate is a search result named by its recorded id (`ref: Q-02#3`, as `search --run` printed
+    it) or given in full (url, title, snippet...), each with the agent's `reason` and optional
+    `verdict_hint`. Writes select/SQ-NN.selection.md (one round per call) and prints the chosen sources,
+    which are what to fetch next, and the kinds of source chosen and offered.
     """
 
     def body() -> Result:
@@ -76,22 +78,51 @@ def log(
         lines += [
             f"  rejected {c['n']:>2}  {c['scores']['total']:.2f}  {c['url']}  ({c['why']})" for c in rejected
         ]
+        fields = ("n", "ref", "url", "title", "kind", "canonical_key", "scores", "decided_by")
         return Result(
             data={
                 "sub_question": sq,
                 "round": rnd["round"],
                 "budget": rnd["budget"],
-                "chosen": [
-                    {k: c[k] for k in ("n", "url", "title", "kind", "canonical_key", "scores")}
-                    for c in chosen
+                "chosen": [{k: c[k] for k in fields if k in c} for c in chosen],
+                "rejected": [
+                    {k: c[k] for k in ("n", "ref", "url", "why", "decided_by") if k in c} for c in rejected
                 ],
-                "rejected": [{"n": c["n"], "url": c["url"], "why": c["why"]} for c in rejected],
+                "kinds": selection.kinds_of(the_run, sq, rnd),
                 "file": the_run.relative(the_run.path("selection", sq=sq)),
             },
             text="\n".join(lines),
         )
 
     run_command("select log", json_, body)
+
+
+@select_app.command("chosen")
+def chosen(
+    run: RunOpt,
+    sq: Annotated[str, typer.Option("--sq", help="The sub-question (SQ-NN).")],
+    json_: JsonOpt = False,
+) -> None:
+    """What to fetch for a sub-question: the candidates chosen in every round of its selection log that
+    are not yet its sources (each once), and the chosen ones already retrieved."""
+
+    def body() -> Result:
+        from research_engine import decompose, selection, trace
+
+        the_run = trace.open_run(run)
+        decompose.get(the_run, sq)
+        pending, done = selection.to_fetch(the_run, sq)
+        fields = ("round", "n", "ref", "url", "title", "kind", "doi", "canonical_key")
+        data = {
+            "sub_question": sq,
+            "to_fetch": [{k: c[k] for k in fields if c.get(k) is not None} for c in pending],
+            "retrieved": [{"canonical_key": key, "source": ref} for key, ref in done.items()],
+        }
+        lines = [f"{sq}: {len(pending)} chosen source(s) to fetch, {len(done)} already retrieved"]
+        lines += [f"  round {c['round']} #{c['n']}  {c['url']}" for c in pending]
+        return Result(data=data, text="\n".join(lines))
+
+    run_command("select chosen", json_, body)
 
 
 def _parse_candidates(raw: bytes) -> object:

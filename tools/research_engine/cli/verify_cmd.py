@@ -43,7 +43,7 @@ def prepare(
 ) -> None:
     """Re-fetch every cited source independently into verify/evidence/, run the mechanical checks
     per claim (cited, reachable, changed, quote found, numbers) and write verify/worksheet.md with
-    each claim's floor."""
+    each claim's floor. The --json envelope is bounded: per claim its floor; the worksheet has the rest."""
 
     def body() -> Result:
         from research_engine import trace, verify
@@ -61,7 +61,9 @@ def prepare(
             lines.append(f"  {row['claim']}: floor {row['floor']}{reasons}")
         if out["skipped_already_judged"]:
             lines.append(f"  already judged this cycle: {', '.join(out['skipped_already_judged'])}")
-        return Result(data=out, text="\n".join(lines))
+        from research_engine.verify.summary import bounded
+
+        return Result(data=bounded(out, the_run), text="\n".join(lines))
 
     run_command("verify prepare", json_, body)
 

@@ -114,6 +114,7 @@ def indicators(
                     info={"catalogue_size": found.catalogue_size, "catalogue_fetched_at": found.fetched_at},
                 )
                 data["recorded"] = candidates_log.recorded_query(target, sq or "", client, entry)
+            candidates_log.bound_listing(data, bulky=("indicators",))
         lines = [
             f"{len(found.matches)} indicator(s) matching {keywords!r} in {found.catalogue_size}"
             + (" (cached list)" if found.from_cache else "")

@@ -27,7 +27,6 @@ from research_engine.net.guard import check_url, parse_allow_host
 from research_engine.net.policy import allow_host_entries, fetch_policy
 from research_engine.settings import Settings
 from research_engine.sources import search
-from research_engine.sources.search import searxng_endpoint
 from research_engine.trace import Run
 from research_engine.vocabulary import Modality
 
@@ -109,13 +108,7 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
 def provider_prefixes(settings: Settings) -> tuple[str, ...]:
     """The search and data-API endpoints: a request to one is a provider call (`engine.metering`). The
     model's endpoint is not one: model use is metered in tokens."""
-    # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are
-    # fetches.
-    prefixes = [searxng_endpoint(settings) if settings.searxng_url else ""]
-    prefixes += [
-        settings.base_url(name) for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo")
-    ]
-    return tuple(p.rstrip("/") for p in prefixes if p)
+    return settings.provider_endpoints()
 
 
 def brief_for_lock(path: Path, scratch: Path) -> Path:

@@ -17,9 +17,9 @@ schema/brief.schema.json) and named as in `controller.POLICY["run_budgets"]`:
 - `wall_clock_seconds`: seconds the engine has been working on the run, summed
   over resumes (time a killed run lay dead does not count).
 
-The spend ledger (`SpendLedger`, `.state/spend.jsonl`) is an append-only log
-(`eventlog`: one O_APPEND write and an fsync per record): a provider call is
-written BEFORE its request is sent, the bytes of a body as soon as it has been
+The spend ledger (`spend.SpendLedger`, `.state/spend.jsonl`, which every `--run` command of the skill
+bundle appends to as well) is an append-only log (`eventlog`: one O_APPEND write and an fsync per
+record): a provider call is written BEFORE its request is sent, the bytes of a body as soon as it has been
 read, a model call's tokens as soon as it returns, and the working time since
 the last record rides along with every record. So a run killed at any instant
 (kill -9 included) has on disk at least every provider call it made, and a
@@ -50,48 +50,22 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from research_engine import eventlog
 from research_engine.brief import budget_of
 from research_engine.errors import BudgetSpent
-from research_engine.trace import iso
-from research_engine.vocabulary import Budget as BudgetName
+from research_engine.spend import BUDGET_NAMES, SpendLedger
 
-BUDGET_NAMES: tuple[str, ...] = tuple(BudgetName)
-
-
-class SpendLedger:
-    """`.state/spend.jsonl`: one record per spend, appended and fsynced as it happens (thread-safe).
-
-    A record holds one or more budget figures as increments (`{"at", "provider_calls": 1,
-    "wall_clock_seconds": 0.4}`); the run's spend is their sum."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-
-    def totals(self) -> dict[str, float]:
-        """The sum of every complete record (a torn last line, a write cut short, is not a record)."""
-        out = {name: 0.0 for name in BUDGET_NAMES}
-        for record in eventlog.read(self.path).records:
-            for name in BUDGET_NAMES:
-                value = record.get(name)
-                if isinstance(value, int | float) and value > 0:
-                    out[name] += value
-        return out
-
-    @property
-    def exists(self) -> bool:
-        return self.path.is_file()
-
-    def add(self, amounts: dict[str, float]) -> None:
-        amounts = {k: v for k, v in amounts.items() if v}
-        if not amounts:
-            return
-        with self._lock:
-            eventlog.append(self.path, [{"at": iso(), **amounts}])
+__all__ = [
+    "BUDGET_NAMES",
+    "Budget",
+    "Clock",
+    "Meter",
+    "MeteredClient",
+    "SpendLedger",
+    "TimedClient",
+    "TimedModel",
+]
 
 
 @dataclass

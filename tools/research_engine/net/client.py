@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from research_engine import __version__
+from research_engine.errors import BudgetSpent
 from research_engine.net import politeness
 from research_engine.net.answers import Answers, CachedCopy, Fetch
 from research_engine.net.cache import RevalidationCache
@@ -145,8 +146,9 @@ class HttpClient(Answers):
         # A private address reached under the broad opt-in is worth a warning; a host the user named, or any
         # host of a replay (served from its cassette, never contacted), is noted at INFO only.
         self.warn_private = warn_private
-        # Told of every request before it is sent (`sending(method, url)`) and of every body once read
-        # (`received(method, url, size)`): the headless engine's budget meter. None: nothing is told.
+        # Told of every request before it is sent (`sending(method, url)`, which may refuse it by raising
+        # BudgetSpent) and of every body once read (`received(method, url, size)`): a run's budget meter
+        # (`spend.RunMeter`, the headless engine's `Meter`). None: nothing is told.
         self.meter = meter
         self.secrets = tuple(secrets)  # known credential values, scrubbed from logs and overrides
         self.allow_addresses = frozenset(allow_addresses)
@@ -199,6 +201,9 @@ class HttpClient(Answers):
 
     def close(self) -> None:
         self._http.close()
+        closing = getattr(self.meter, "close", None)
+        if callable(closing):
+            closing()  # a run's meter brings run.json up to its spend ledger
 
     def get(
         self,
@@ -222,6 +227,8 @@ class HttpClient(Answers):
                 revalidate=revalidate,
                 max_bytes=self.max_bytes,
             )
+        except BudgetSpent:
+            raise  # the meter refused the request: the caller's run is over budget, not the network
         except Exception as exc:  # a bug must not break a batch; one line, the traceback with -v
             log.error("internal error fetching %s: %s", self._redact(requested), exc)
             log.info("traceback", exc_info=True)
@@ -242,6 +249,8 @@ class HttpClient(Answers):
                 max_bytes=self.max_bytes,
                 payload=payload,
             )
+        except BudgetSpent:
+            raise
         except Exception as exc:  # as in get(): one line, the traceback with -v
             log.error("internal error posting to %s: %s", self._redact(url), exc)
             log.info("traceback", exc_info=True)

@@ -14,7 +14,10 @@ and a command's flags combine the same way everywhere:
 - robots.txt is consulted unless the command says `--ignore-robots`;
 - PDF is accepted only when asked for;
 - the revalidation cache lives in `Settings.cache_root`, and is off for the verifier
-  (a cached body is not an independent copy) and while recording or replaying.
+  (a cached body is not an independent copy) and while recording or replaying;
+- a client opened for a run is metered into the run's spend ledger (`spend.RunMeter`: provider calls
+  and fetched bytes, a call past a budget refused with exit 7) unless the caller brings its own meter
+  (the headless engine).
 
 The SSRF guard, caps and politeness themselves live in the client; this module only
 decides the options it is opened with.
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import runrecord
+from research_engine import runrecord, spend
 from research_engine.errors import BadInput
 from research_engine.net.client import HttpClient
 from research_engine.net.guard import parse_allow_host
@@ -117,6 +120,9 @@ def fetch_policy(
     """The one place a client's policy is decided: the command's flags, the settings, the run's opt-ins."""
     private = allow_private or settings.allow_private or (run is not None and run_allows_private(run))
     hosts = [*allow_hosts, *settings.allow_hosts, *(run_allowed_hosts(run) if run is not None else [])]
+    options = dict(client_options or {})
+    if run is not None and options.get("meter") is None:
+        options["meter"] = spend.RunMeter(run, settings.provider_endpoints())
     return FetchPolicy(
         allow_private=private,
         allow_hosts=allow_host_entries(hosts),
@@ -125,5 +131,5 @@ def fetch_policy(
         cache_dir=settings.cache_root,
         use_cache=use_cache,
         secrets=settings.secrets,
-        client_options=dict(client_options or {}),
+        client_options=options,
     )

@@ -11,6 +11,10 @@ engine alike:
   (`HttpClient.get_many`) and records each readable, non-thin one as the next
   `SQ-NN/SRC-NN`; every page comes back as a `Retrieved` saying what happened. One
   failing page never stops the others.
+- A page is read once per run: a URL the run already holds as a web source (under any
+  sub-question; the same canonical key as that source's request or final URL) is not
+  requested again. Its snapshot and extraction are recorded as this sub-question's source
+  (`metadata.reused_from` names the first), and the Retrieved says `reused_from`.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine import bounded, runrecord
 from research_engine.documents import Document
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.extract import extract_document
 from research_engine.net import FetchResult
-from research_engine.retrieve.store import DUPLICATE_SOURCE, record
+from research_engine.retrieve.store import DUPLICATE_SOURCE, load_source, record, source_path
 from research_engine.trace import Run
 from research_engine.urls import canonical_key
 from research_engine.vocabulary import AccessTier, SourceKind
@@ -54,6 +59,7 @@ class Retrieved:
     error: str | None = None  # a FetchResult error code, "decode-error", "thin" or "duplicate-source"
     detail: str | None = None
     duplicate_of: str | None = None  # the source already recorded for the same work (duplicate-source)
+    reused_from: str | None = None  # the run's earlier source of the same page: nothing was requested
 
     @property
     def ok(self) -> bool:
@@ -103,11 +109,96 @@ def retrieve_pages(
 
     `timed("extract")`, when given, wraps each extraction (the engine books its time)."""
     accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
-    results = client.get_many([p.url for p in pages], accept=accept) if pages else []
+    held = {i: ref for i, p in enumerate(pages) if (ref := source_of_url(run, p.url)) is not None}
+    wanted = [p.url for i, p in enumerate(pages) if i not in held]
+    fetched = iter(client.get_many(wanted, accept=accept) if wanted else [])
     out: list[Retrieved] = []
-    for request, result in zip(pages, results, strict=True):
-        out.append(_record_page(run, sq, request, result, allow_pdf=allow_pdf, timed=timed))
+    for i, request in enumerate(pages):
+        if i in held:
+            out.append(_reuse_page(run, sq, request, held[i]))
+        else:
+            out.append(_record_page(run, sq, request, next(fetched), allow_pdf=allow_pdf, timed=timed))
     return out
+
+
+def source_of_url(run: Run, url: str) -> str | None:
+    """The run's first web source read from `url` (its canonical key is the source's, or that of the URL
+    the source was requested or ended at), under any sub-question; None when the run holds none."""
+    try:
+        key = canonical_key(url)
+    except ResearchEngineError:
+        return None
+    for item in runrecord.read(run).get("sources") or []:
+        if item.get("kind") != SourceKind.WEB:
+            continue
+        keys = {item.get("canonical_key")}
+        with contextlib.suppress(ResearchEngineError, ValueError):
+            keys.add(canonical_key(str(item.get("url") or "")))
+        if key not in keys or not source_path(run, str(item.get("id"))).is_file():
+            continue
+        with contextlib.suppress(ResearchEngineError):  # a snapshot that is gone is fetched again
+            if run.path("snapshot", digest=str(item.get("sha256") or "")).is_file():
+                return str(item["id"])
+    return None
+
+
+def _reuse_page(run: Run, sq: str, request: PageRequest, ref: str) -> Retrieved:
+    """Record the run's source `ref` again, as `sq`'s: the same snapshot and extraction, no request."""
+    meta, passages = load_source(run, ref)
+    body = bounded.read_bytes(run.path("snapshot", digest=meta["sha256"]), "snapshot")
+    extraction = {k: v for k, v in (meta.get("extraction") or {}).items() if k not in ("chars", "passages")}
+    doc = Document(
+        kind=meta["kind"],
+        requested_url=meta["requested_url"],
+        final_url=meta.get("final_url"),
+        status=meta.get("status"),
+        retrieved_at=meta["retrieved_at"],
+        body=body,
+        passages=passages,
+        content_type=meta.get("content_type"),
+        title=meta.get("title"),
+        language=meta.get("language"),
+        published=meta.get("published"),
+        modified=meta.get("modified"),
+        canonical_url=meta.get("canonical_url"),
+        canonical_key=meta.get("canonical_key"),
+        etag=meta.get("etag"),
+        last_modified=meta.get("last_modified"),
+        access_tier=meta.get("access_tier") or AccessTier.OPEN,
+        robots_meta=dict(meta.get("robots_meta") or {}),
+        extraction=extraction,
+        metadata={**(meta.get("metadata") or {}), "reused_from": ref},
+        from_cache=bool(meta.get("from_cache")),
+    )
+    result = FetchResult(
+        ok=True,
+        url=request.url,
+        final_url=doc.final_url,
+        status=doc.status,
+        error=None,
+        error_detail=None,
+        content_type=doc.content_type,
+        charset=(meta.get("metadata") or {}).get("charset"),
+        headers={},
+        body=body,
+        text=None,
+        sha256=meta["sha256"],
+        retrieved_at=doc.retrieved_at,
+        from_cache=doc.from_cache,
+        etag=doc.etag,
+        last_modified=doc.last_modified,
+        redirects=[],
+        retry_after=None,
+        elapsed_ms=0,
+    )
+    try:
+        new = record(run, sq, doc, query=request.query)
+    except CheckFailed as exc:
+        if exc.code != DUPLICATE_SOURCE:
+            raise
+        why, existing = exc.message, exc.data["existing"]
+        return Retrieved(request, result, doc, error=DUPLICATE_SOURCE, detail=why, duplicate_of=existing)
+    return Retrieved(request, result, doc, ref=new, reused_from=ref)
 
 
 def _record_page(

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from research_engine.selection.log import chosen, load, log_selection
+from research_engine.selection.log import chosen, kinds_of, load, log_selection, to_fetch
 from research_engine.selection.scoring import FIT, load_candidates
 
-__all__ = ["FIT", "chosen", "load", "load_candidates", "log_selection"]
+__all__ = ["FIT", "chosen", "kinds_of", "load", "load_candidates", "log_selection", "to_fetch"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from research_engine import bounded, runrecord, schemas
+from research_engine import bounded, excerpts, runrecord, schemas
 from research_engine.errors import BadInput
 from research_engine.retrieve.store import store_snapshot
 from research_engine.sources.candidate import Candidate
@@ -123,6 +123,90 @@ def recorded_query(run: Run, sq: str, client: Any, entry: dict[str, Any]) -> dic
     """What a command that recorded `entry` reports under data["recorded"]; notes the client's overrides."""
     runrecord.note_overrides(run, client)
     return {"file": run.relative(run.path("candidates", sq=sq)), "query_id": entry["id"]}
+
+
+# What the agent adds to a recorded search result it names by reference.
+JUDGEMENT_FIELDS = ("reason", "verdict_hint", "source_type", "access_tier")
+
+
+def resolve_references(run: Run, sq: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidates given by reference (`{"ref": "Q-02#3", "reason": ...}`) filled in with every field their
+    search recorded for `sq`, the agent's judgement on top; candidates given in full pass unchanged.
+    BadInput (exit 2) naming the recorded ids when a reference names no recorded result."""
+    if not any(item.get("ref") for item in items):
+        return items
+    recorded: dict[str, dict[str, Any]] = {}
+    for query in (read_candidates_file(run, sq) or {}).get("queries", []):
+        for cand in query.get("candidates", []):
+            if isinstance(cand.get("rank"), int):
+                recorded.setdefault(candidate_ref(query["id"], cand["rank"]), cand)
+    out = []
+    for item in items:
+        ref = item.get("ref")
+        if not ref:
+            out.append(item)
+            continue
+        found = recorded.get(str(ref))
+        if found is None:
+            raise BadInput(
+                f"{ref} names no search result recorded for {sq}; recorded: {_ranges(recorded)}",
+                code="unknown-candidate",
+                field="candidates",
+                data={"known": list(recorded)},
+            )
+        judgement = {k: item[k] for k in JUDGEMENT_FIELDS if item.get(k) is not None}
+        out.append({**{k: v for k, v in found.items() if k != "extra"}, **judgement, "ref": str(ref)})
+    return out
+
+
+def _ranges(refs: dict[str, Any]) -> str:
+    """`Q-01#1..Q-01#10, Q-02#1..Q-02#4`: the recorded ids, one run per query."""
+    by_query: dict[str, list[int]] = {}
+    for ref in refs:
+        query, rank = ref.split("#")
+        by_query.setdefault(query, []).append(int(rank))
+    if not by_query:
+        return "none yet (search with --run and --sq first)"
+    return ", ".join(f"{q}#{min(r)}..{q}#{max(r)}" for q, r in by_query.items())
+
+
+def candidate_ref(query_id: str, rank: int) -> str:
+    """A recorded search result's id within its sub-question: the query's id and the result's rank
+    (`Q-02#3`), as `select log` accepts it."""
+    return f"{query_id}#{rank}"
+
+
+# What a bounded envelope shows of a candidate (the candidates file keeps every field).
+_VIEW_FIELDS = (
+    *("rank", "title", "url", "snippet", "kind", "backend"),
+    *("published", "year", "doi", "access_tier", "source_type"),
+)
+
+
+def candidate_view(candidate: dict[str, Any], query_id: str | None = None) -> dict[str, Any]:
+    """A candidate as a model reads it: its id when recorded (`ref`), the fields that judge it, the
+    snippet clipped; empty fields left out."""
+    view = {k: candidate.get(k) for k in _VIEW_FIELDS if candidate.get(k) not in (None, "", [])}
+    view["snippet"] = excerpts.clipped(view.get("snippet"))
+    if query_id is not None and isinstance(candidate.get("rank"), int):
+        view = {"ref": candidate_ref(query_id, candidate["rank"]), **view}
+    return {k: v for k, v in view.items() if v is not None}
+
+
+def bound_listing(data: dict[str, Any], *, bulky: tuple[str, ...] = ()) -> None:
+    """A search command's envelope within the bound (`excerpts`): candidates as views with their ids
+    when recorded, the backend's bulkier lists (`bulky`: OpenAlex works with their abstracts) left out when
+    they do not fit, and the candidates cut as a last resort; `data["rest"]` says where the rest is."""
+    recorded = data.get("recorded") or {}
+    data["candidates"] = [candidate_view(c, recorded.get("query_id")) for c in data.get("candidates") or []]
+    where = recorded.get("file") or "not recorded: search with --run and --sq to keep every field"
+    left_out = [key for key in bulky if key in data]
+    if left_out and excerpts.size(data) > excerpts.ENVELOPE_CHARS - 1200:
+        for key in left_out:
+            data[key] = f"left out to keep the envelope bounded; every field is in {where}"
+    cut = excerpts.fit_list(data, "candidates")
+    if cut is not None:
+        data["rest"] = {**cut, "file": where}
 
 
 def read_candidates_file(run: Run, sq: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from research_engine import brief, decompose, escaping, runrecord
 from research_engine.artifacts import load_checked, read_markdown, write_markdown
 from research_engine.errors import BadInput
 from research_engine.runstate import current_cycle
+from research_engine.selection.candidates import read_candidates_file, resolve_references
 from research_engine.selection.scoring import (
     DEFAULT_BUDGET,
     DOMAIN_CAP,
@@ -47,11 +48,31 @@ def load(run: Run, sq: str) -> dict[str, Any] | None:
 
 
 def chosen(run: Run, sq: str) -> list[dict[str, Any]]:
-    """The candidates chosen in the latest round for `sq` (what to fetch next)."""
+    """The candidates chosen in the latest round for `sq`."""
     meta = load(run, sq)
     if not meta or not meta.get("rounds"):
         return []
     return [c for c in meta["rounds"][-1]["candidates"] if c["verdict"] == "chosen"]
+
+
+def to_fetch(run: Run, sq: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """What retrieve fetches for `sq`: the candidates chosen in every round (not only the last) that are
+    not yet a source of `sq`, each once, with its round; and the chosen ones already retrieved (key ->
+    SQ-NN/SRC-NN)."""
+    meta = load(run, sq) or {}
+    _, retrieved = _run_usage(run, sq)
+    pending: dict[str, dict[str, Any]] = {}
+    done: dict[str, str] = {}
+    for rnd in meta.get("rounds", []):
+        for cand in rnd["candidates"]:
+            if cand["verdict"] != "chosen":
+                continue
+            key = cand["canonical_key"]
+            if key in retrieved:
+                done[key] = retrieved[key]
+            else:
+                pending.setdefault(key, {**cand, "round": rnd["round"]})
+    return list(pending.values()), done
 
 
 def _run_usage(run: Run, sq: str) -> tuple[dict[str, dict[str, set[str]]], dict[str, str]]:
@@ -96,6 +117,7 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
     """Score, dedup and choose among `candidates` for `sq`; append the round to the log and return it."""
 
     question = decompose.get(run, sq)
+    candidates = resolve_references(run, sq, candidates)
     fields = brief.load_locked(run.root)
     recency = str(fields.get("recency") or "5y")
     recency_days(recency)
@@ -169,9 +191,11 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
                     "snippet": cand.get("snippet") or None,
                     "reason": cand.get("reason"),
                     "verdict_hint": cand.get("verdict_hint"),
+                    **({"ref": cand["ref"]} if cand.get("ref") else {}),
                     "scores": dec.scores.to_dict(),
                     "basis": dict(dec.scores.basis),
                     "verdict": dec.verdict,
+                    "decided_by": dec.decided_by,
                     "why": dec.why,
                 }
             )
@@ -195,6 +219,24 @@ def log_selection(run: Run, sq: str, candidates: list[dict[str, Any]], *, as_of:
         meta["rounds"].append(round_)
         write_markdown(run.path("selection", sq=sq), meta, render(meta, question), schema=SCHEMA)
     return round_
+
+
+def kind_of(candidate: dict[str, Any]) -> str | None:
+    """A candidate's kind of source: its API (openalex, worldbank), else the page's source type (peer,
+    primary, press, ...); None for a web page nobody typed (no kind of its own)."""
+    kind = str(candidate.get("kind") or "web")
+    return kind if kind != "web" else candidate.get("source_type")
+
+
+def kinds_of(run: Run, sq: str, round_: dict[str, Any]) -> dict[str, Any]:
+    """The kinds of source a round chose and the kinds `sq`'s searches offered (this round's candidates
+    and every result recorded for it), and whether another search should look for a kind the choice
+    lacks: only when everything chosen is of one kind while others were offered. A corpus of one kind (a
+    local documentation set) needs no second search for the sake of variety."""
+    recorded = (read_candidates_file(run, sq) or {}).get("candidates", [])
+    chosen = sorted({k for c in round_["candidates"] if c["verdict"] == "chosen" and (k := kind_of(c))})
+    offered = sorted({k for c in [*round_["candidates"], *recorded] if (k := kind_of(c))})
+    return {"chosen": chosen, "offered": offered, "search_other_kinds": len(chosen) == 1 < len(offered)}
 
 
 def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
@@ -226,8 +268,10 @@ def render(meta: dict[str, Any], question: dict[str, Any]) -> str:
             )
         lines += ["", "Why:", ""]
         for c in rnd["candidates"]:
-            agent = f" Agent: {escaping.text(c['reason'])}" if c.get("reason") else ""
-            lines.append(f"- {c['n']}. **{c['verdict']}**: {escaping.text(c['why'])}.{agent}")
+            # One full stop each: a why or a reason that ends a sentence already keeps its own.
+            why = escaping.text(c["why"]).rstrip(".")
+            agent = f" Agent: {escaping.text(c['reason']).rstrip('.')}." if c.get("reason") else ""
+            lines.append(f"- {c['n']}. **{c['verdict']}**: {why}.{agent}")
         lines.append("")
     lines.append("Written by `research-engine select log`; do not edit by hand.")
     return "\n".join(lines)

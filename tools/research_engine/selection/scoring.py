@@ -316,6 +316,7 @@ class Decision:
     scores: Scores
     verdict: str  # chosen | rejected
     why: str
+    decided_by: str = "scores"  # agent: its verdict_hint decided (within the floors); scores: the rules did
 
 
 def decide(
@@ -336,6 +337,14 @@ def decide(
     keep the best-scored copy and name it in the others' why. The domain cap is a
     preference: a capped candidate is chosen after all when no candidate from
     another domain is left to fill the budget, and its why says so.
+
+    The agent's judgement wins within stated floors: `reject` is always honoured;
+    `choose` lifts both relevance rules (the floor `min_relevance`, and the share of
+    the best chosen candidate's relevance), since relevance is the tool's count of
+    key terms in a title and snippet and the agent has read more than that; it never
+    lifts the score floor `min_total`, the budget, the brief's avoid list or a
+    duplicate. `Decision.decided_by` says which decided: `agent` when a hint did,
+    `scores` otherwise.
     """
     decisions: dict[int, Decision] = {}
     order = sorted(
@@ -352,28 +361,36 @@ def decide(
     capped: list[tuple[int, int]] = []  # (position, index) held back by the domain cap
     chosen: list[int] = []
 
+    overruled: dict[int, str] = {}  # the relevance rule the agent's `choose` lifted, by candidate
+
     def choose(i: int, position: int, note: str = "") -> None:
         s = scores[i]
         chosen.append(i)
         domain = items[i].get("domain") or ""
         chosen_by_domain[domain] = chosen_by_domain.get(domain, 0) + 1
         strong = sorted(WEIGHTS, key=lambda name: -getattr(s, name) * WEIGHTS[name])[:2]
-        decisions[i] = Decision(
-            i,
-            s,
-            "chosen",
-            f"ranked {position} by score {s.total:.2f}; strongest: "
-            + ", ".join(f"{n} {getattr(s, n):.2f} ({s.basis[n]})" for n in strong)
-            + note,
+        why = f"ranked {position} by score {s.total:.2f}; strongest: " + ", ".join(
+            f"{n} {getattr(s, n):.2f} ({s.basis[n]})" for n in strong
         )
+        if i in overruled:
+            decisions[i] = Decision(
+                i, s, "chosen", f"chosen on the agent's judgement over {overruled[i]}; {why}{note}", "agent"
+            )
+            return
+        decisions[i] = Decision(i, s, "chosen", why + note)
 
     def too_weak(i: int) -> str | None:
         best = max((scores[c].relevance for c in chosen), default=0.0)
         if chosen and scores[i].relevance < RELEVANCE_SHARE * best:
-            return (
+            why = (
                 f"relevance {scores[i].relevance:.2f} is far below the best chosen ({best:.2f}): "
                 "not fetched to fill the budget"
             )
+            if items[i].get("verdict_hint") == "choose":  # the agent's judgement wins over relevance
+                share = f"the relevance share (relevance {scores[i].relevance:.2f}, best {best:.2f})"
+                overruled[i] = f"{overruled[i]} and {share}" if i in overruled else share
+                return None
+            return why
         return None
 
     for position, i in enumerate(order, 1):
@@ -390,7 +407,7 @@ def decide(
         if key:
             first_by_key[key] = i
         if item.get("verdict_hint") == "reject":
-            reject(f"rejected by the agent: {item.get('reason') or 'no reason given'}")
+            decisions[i] = Decision(i, s, "rejected", "rejected on the agent's judgement", "agent")
             continue
         if item.get("avoided"):
             reject(f"the brief says to avoid {item['avoided']}")
@@ -398,10 +415,12 @@ def decide(
         if item.get("retrieved_as"):
             reject(f"already retrieved for this sub-question as {item['retrieved_as']}")
             continue
-        if s.relevance < min_relevance and item.get("verdict_hint") != "choose":
+        if s.relevance < min_relevance:
             floor = f"relevance {s.relevance:.2f} is below the floor {min_relevance:.2f}"
-            reject(f"{floor} ({s.basis.get('relevance')})")
-            continue
+            if item.get("verdict_hint") != "choose":
+                reject(f"{floor} ({s.basis.get('relevance')})")
+                continue
+            overruled[i] = f"the relevance floor ({floor})"
         if s.total < min_total:
             reject(f"score {s.total:.2f} is below the floor {min_total:.2f}")
             continue

@@ -353,8 +353,7 @@ def status(settings: Settings) -> dict[str, Any]:
 
 def searxng_endpoint(settings: Settings) -> str:
     """SearXNG's search URL: `SEARXNG_URL` itself when it names `/search`, else that path under it."""
-    base = (settings.searxng_url or "").rstrip("/")
-    return base if base.endswith("/search") else f"{base}/search"
+    return settings.searxng_endpoint
 
 
 def backend_endpoint(name: str, settings: Settings) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from research_engine import grounding
+from research_engine.sentences import locate
 from research_engine.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the shape only: the checks read a fresh copy, they never make one
@@ -29,6 +30,8 @@ def check_claim(claim: dict[str, Any], copies: dict[str, FreshCopy | None]) -> d
     for ev in evidence:
         fresh = copies.get(ev.get("source"))
         entry: dict[str, Any] = {"source": ev.get("source"), "quote": ev.get("quote") or ""}
+        if ev.get("span"):
+            entry["span"] = ev["span"]  # named by reference at entry: the sentences it was copied from
         if fresh is None:
             entry.update(
                 in_run=False,
@@ -55,6 +58,9 @@ def check_claim(claim: dict[str, Any], copies: dict[str, FreshCopy | None]) -> d
                 entry.update(
                     quote_found=found.found, match=found.match, score=found.score, closest=found.closest
                 )
+                if found.found and found.start is not None and found.end is not None:
+                    # Where the fresh copy says it, by sentence id, so the verifier can read it there.
+                    entry["fresh_span"] = locate(fresh.passages, found.start, found.end)
             else:
                 entry.update(quote_found=None, match=None, score=None, closest=None)
         entries.append(entry)

@@ -303,13 +303,15 @@ def write_worksheet(run: Run, sheet: dict[str, Any]) -> None:
             if not e["reachable"]:
                 lines.append(f"- {e['source']}: unreachable ({e['fetch_error']})")
                 continue
+            where = f" at {e['fresh_span']}" if e.get("fresh_span") else ""
             found = (
-                f"quote found ({e['match']}, score {e['score']})"
+                f"quote found{where} ({e['match']}, score {e['score']})"
                 if e["quote_found"]
                 else f'quote NOT found (closest, score {e["score"]}: "{e["closest"] or ""}")'
             )
             changed = "changed since retrieval" if e["changed"] else "unchanged since retrieval"
-            lines.append(f"- {e['source']}: reachable, {changed}, {found}")
+            named = f"#{e['span']}" if e.get("span") else ""
+            lines.append(f"- {e['source']}{named}: reachable, {changed}, {found}")
         if not row["evidence"]:
             lines.append("- no evidence: un-cited")
         numbers = (

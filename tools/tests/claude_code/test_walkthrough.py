@@ -69,7 +69,7 @@ def bash(command: str) -> dict[str, Any]:
     return tool("Bash", command=command)
 
 
-def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path):
+def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, httpserver, tmp_path):
     out = tmp_path / "research-out"
     ws.env_extra.update(
         SEARXNG_URL=tide_web,
@@ -97,7 +97,10 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
 
     def select_log(ex: Exchange):
         found = envelope(ex)["data"]["candidates"]
-        judged = [{**c, "reason": "explains the mechanism directly", "source_type": "primary"} for c in found]
+        judged = [
+            {"ref": c["ref"], "reason": "explains the mechanism directly", "source_type": "primary"}
+            for c in found
+        ]
         cmd = f"research-engine select log --run {state['run']} --sq SQ-01 --candidates - --json"
         return [bash(heredoc(cmd, yaml.safe_dump(judged, default_flow_style=False, sort_keys=False)))]
 
@@ -150,11 +153,29 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
         subagent("/research-select\n"),
         [run_(f'research-engine search "{QUERY}" --limit 10 --run {{run}} --sq SQ-01 --json'), select_log],
     )
+
+    def fetch_chosen(ex: Exchange):
+        (chosen,) = envelope(ex)["data"]["to_fetch"]  # every round's choice not yet retrieved
+        where = f"--run {state['run']} --sq SQ-01"
+        return [bash(f'research-engine fetch {chosen["url"]} {where} --query "{QUERY}" --json')]
+
+    def claim_by_span(ex: Exchange):
+        shown = envelope(ex)["data"]
+        (span,) = [
+            f"{shown['source']}#{view['id']}.{sid}"
+            for view in shown["passages"]
+            for sid, sentence in view["sentences"].items()
+            if QUOTE in sentence.lower()
+        ]  # the agent names the sentence by its id; the tool copies it
+        where = f"--run {state['run']} --sq SQ-01"
+        return [bash(f'research-engine claims add "{CLAIM}" {where} --span {span} --confidence high --json')]
+
     script.add(
         "retrieve",
         subagent("/research-retrieve\n"),
         [
-            run_(f'research-engine fetch {tide_web}{PAGE} --run {{run}} --sq SQ-01 --query "{QUERY}" --json'),
+            run_("research-engine select chosen --run {run} --sq SQ-01 --json"),
+            fetch_chosen,
             keep("src", "source"),
         ],
     )
@@ -162,10 +183,8 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
         "consolidate",
         subagent("/research-consolidate\n"),
         [
-            run_(
-                f'research-engine claims add "{CLAIM}" --run {{run}} --sq SQ-01 --source {{src}} '
-                f'--quote "{QUOTE}" --confidence high --json'
-            ),
+            run_(f'research-engine source show {{src}} --run {{run}} --for "{QUESTION}" --json'),
+            claim_by_span,
             keep("clm", "id"),
         ],
     )
@@ -187,6 +206,9 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
         subagent("/research-control\n"),
         [
             run_("research-engine critic gap list --run {run} --json"),
+            run_(
+                'research-engine critic answers SQ-01 --run {run} --claims {clm} --why "it states why" --json'
+            ),
             run_("research-engine control --run {run} --json"),
         ],
     )
@@ -231,6 +253,10 @@ def test_research_runs_end_to_end_through_the_real_tools(ws, tide_web, tmp_path)
     assert calls["main"][-1].envelope()["data"]["valid"]
     meta = json.loads((run / "run.json").read_text())
     assert meta["grounding"]["score"] == 1.0
+    (evidence,) = json.loads((run / "consolidate" / "claims.jsonl").read_text().splitlines()[0])["evidence"]
+    assert evidence["span"] == "p01.s2" and QUOTE in evidence["quote"].lower()
+    searches = sum(1 for request, _ in httpserver.log if request.path == "/search")
+    assert meta["budgets"]["spent"]["provider_calls"] == searches > 0  # the bundle's calls, metered
     assert verify.load_worksheet(trace.open_run(run))["prepared_by"] == [verifier]
     contestation = (run / "verify" / "contestation.md").read_text()
     assert f"- {verifier}" in contestation or verifier in contestation
