@@ -4,6 +4,7 @@ same page printed to PDF, its text and links read back with pypdf."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ from chromium_page import assert_reads_cleanly, open_page
 from core_testkit import fast_verifier, grounded_claim, locked_private_run, verify_all
 
 from research_engine import controller, decompose, libraries, report, trace
+from research_engine.runrecord import human_bytes
 from research_engine.view import write_pdf, write_view
 from research_engine.view.pdf import chromium_binary
 
@@ -67,8 +69,9 @@ def test_the_committed_example_reads_as_a_report_in_chromium(example_run, tmp_pa
     for ref in re.findall(r"\*\*(SQ-\d{2}/SRC-\d{2})\*\*", example_run.path("result").read_text()):
         assert "src-" + ref.replace("/", "-") in dom.links
     assert "Verifier CHL-01" in visible and "verifier's copy" in visible
-    assert "564238" not in visible and "52428800" not in visible  # sizes read as sizes: 551 KB of 50 MB
-    assert "551 KB" in visible and "50 MB" in visible
+    fetched = json.loads(example_run.path("run").read_text())["budgets"]["spent"]["fetched_bytes"]
+    assert str(fetched) not in visible and "52428800" not in visible  # sizes read as sizes: KB of 50 MB
+    assert human_bytes(fetched) in visible and "50 MB" in visible
 
 
 def test_a_no_finding_run_says_so_on_its_first_screen_in_chromium(no_finding_run, tmp_path):
