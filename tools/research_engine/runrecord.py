@@ -164,3 +164,13 @@ def describe_model_use(use: dict[str, Any]) -> list[str]:
         tokens = int(figures.get("prompt_tokens") or 0) + int(figures.get("completion_tokens") or 0)
         lines.append(f"{stage}: {done}" + (f" ({why})" if why else "") + f", {tokens} tokens")
     return lines
+
+
+def corpus_origins(run: Run) -> list[str]:
+    """The base URLs of the corpus folders `run` served (`run --corpus`): their PDFs and Word files are
+    read without --pdf, by the retrieval and by the verifier's re-fetch alike."""
+    try:
+        entries = read(run).get("corpus") or []
+    except BadInput:
+        return []
+    return [str(e["url"]) for e in entries if isinstance(e, dict) and e.get("url")]

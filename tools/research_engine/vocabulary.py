@@ -206,6 +206,7 @@ class Backend(StrEnum):
     DUCKDUCKGO = "duckduckgo"
     OPENALEX = "openalex"
     WORLDBANK = "worldbank"
+    CORPUS = "corpus"  # a `run --corpus DIR` folder's own search
 
 
 WEB_BACKENDS: tuple[str, ...] = (Backend.SEARXNG, Backend.BRAVE, Backend.TAVILY, Backend.DUCKDUCKGO)
@@ -225,6 +226,7 @@ class GatherCommand(StrEnum):
     SEARCH = "search"
     OPENALEX_SEARCH = "openalex search"
     WORLDBANK_INDICATORS = "worldbank indicators"
+    CORPUS_SEARCH = "corpus search"
 
 
 class ChainOutcome(StrEnum):

@@ -115,10 +115,22 @@ def run(
             "recorded list).",
         ),
     ] = None,
+    corpus: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--corpus",
+            help="Research this folder of documents (HTML, Markdown, text, PDF, Word), served in-process "
+            "as the run's search backend; repeatable. Without --sources, gathers from the folders alone.",
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify,
     control, loop, synthesize; the same trace tree the skill bundle writes.
+
+    `--corpus DIR` researches a folder of your own documents: it is indexed (cached by content under the
+    cache directory), served on a loopback port for this run only and searched like a web backend (beside
+    a configured one, if any); run.json records the folder's path and the digest of its file list.
 
     Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions)
     and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
@@ -180,6 +192,7 @@ def run(
                     budget_overrides={"model_tokens": max_tokens} if max_tokens else {},
                     sources=parse_sources(sources) if sources is not None else None,
                     keep_exchanges=verbosity() >= 1,
+                    corpus=[str(folder) for folder in corpus or []],
                 )
                 outcome = loop.run(brief, options, settings=settings(), progress=progress)
         finally:

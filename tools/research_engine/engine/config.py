@@ -51,6 +51,8 @@ class EngineOptions:
     sources: list[str] | None = None
     # Keep every model exchange under <run>/model/ (`run -v`): request, parameters, reply, usage, timing.
     keep_exchanges: bool = False
+    # Folders served in-process as the run's search backend (`run --corpus DIR`, resolved paths).
+    corpus: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,12 +93,12 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
         ) from exc
 
 
-def provider_prefixes(settings: Settings) -> tuple[str, ...]:
+def provider_prefixes(settings: Settings, corpus_searches: list[str] | None = None) -> tuple[str, ...]:
     """The search and data-API endpoints: a request to one is a provider call (`engine.metering`). The
     model's endpoint is not one: model use is metered in tokens."""
     # SearXNG's search path only: a corpus server serves its pages from the same origin, and those are
     # fetches.
-    prefixes = [searxng_endpoint(settings) if settings.searxng_url else ""]
+    prefixes = [searxng_endpoint(settings) if settings.searxng_url else "", *(corpus_searches or [])]
     prefixes += [
         settings.base_url(name) for name in ("openalex", "worldbank", "brave", "tavily", "duckduckgo")
     ]
@@ -154,11 +156,12 @@ def lock_brief(brief_path: str | Path, options: EngineOptions) -> Run:
     return trace.open_run(locked.run_root)
 
 
-def check_search_configured(options: EngineOptions, settings: Settings) -> None:
-    if "web" in (options.sources or ["web"]) and not search.configured_backends(settings):
+def check_search_configured(options: EngineOptions, settings: Settings, corpora: int = 0) -> None:
+    """A web gather needs a search backend: a configured one, or the run's own corpus folders."""
+    if "web" in (options.sources or ["web"]) and not corpora and not search.configured_backends(settings):
         raise NotConfigured(
-            "no web search backend is configured: set SEARXNG_URL (e.g. to a `research-engine corpus serve` "
-            "address), BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
+            "no web search backend is configured: research a folder with --corpus DIR, set SEARXNG_URL, "
+            "BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
             "gather from the data APIs only with --sources openalex,worldbank",
             code="search-not-configured",
         )

@@ -15,6 +15,7 @@ from research_engine.engine.state import EngineState
 from research_engine.errors import BadInput, BudgetSpent, ResearchEngineError, UpstreamFailed
 from research_engine.selection.candidates import record_candidates, record_search, record_works_search
 from research_engine.sources import openalex, search
+from research_engine.vocabulary import GatherCommand
 
 
 class GatherStages(EngineState):
@@ -30,6 +31,17 @@ class GatherStages(EngineState):
         return out
 
     def _gather_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
+        """Each planned query, to the configured web backends (first that answers) and to every corpus
+        folder of the run (`run --corpus`); with folders and no backend configured, the folders alone."""
+        searched, failed = 0, 0
+        if search.configured_backends(self.settings):
+            searched, failed = self._search_web(cycle, sq, queries)
+        for endpoint in self.corpora.search_urls:
+            done, lost = self._search_corpus(cycle, sq, queries, endpoint)
+            searched, failed = searched + done, failed + lost
+        return {"searched": searched, "failed": failed}
+
+    def _search_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> tuple[int, int]:
         done = self._searched(sq)
         searched, failed = 0, 0
         for item in queries:
@@ -46,10 +58,7 @@ class GatherStages(EngineState):
                 self.progress.note("search-failed", sq=sq, query=query, detail=exc.message)
                 self._event("search-failed", sq=sq, query=query, chain=(exc.data or {}).get("chain"))
                 continue
-            engine_info = {"cycle": cycle, "angle": item.get("angle")}
-            if item.get("why"):
-                engine_info["why"] = item["why"]  # a re-research query says why it differs
-            record_search(self.run, sq, outcome, query=query, info={"engine": engine_info})
+            record_search(self.run, sq, outcome, query=query, info={"engine": self._engine_info(cycle, item)})
             failures = [a for a in outcome.chain if a.outcome == "failed"]
             if failures:
                 self.progress.note(
@@ -61,7 +70,57 @@ class GatherStages(EngineState):
                 )
             searched += 1
             done.add(query)
-        return {"searched": searched, "failed": failed}
+        return searched, failed
+
+    @staticmethod
+    def _engine_info(cycle: int, item: dict[str, str]) -> dict[str, Any]:
+        info: dict[str, Any] = {"cycle": cycle, "angle": item.get("angle")}
+        if item.get("why"):
+            info["why"] = item["why"]  # a re-research query says why it differs
+        return info
+
+    def _search_corpus(
+        self, cycle: int, sq: str, queries: list[dict[str, str]], endpoint: str
+    ) -> tuple[int, int]:
+        """The planned queries to one corpus folder's search, each recorded as a `corpus search`."""
+        done = {
+            e["query"]
+            for e in self._api_entries(sq, GatherCommand.CORPUS_SEARCH)
+            if (e.get("info") or {}).get("endpoint") == endpoint
+        }
+        searched, failed = 0, 0
+        for item in queries:
+            query = item["query"]
+            if query in done:
+                continue
+            self.budget.check()
+            try:
+                outcome = search.search_corpus(
+                    query,
+                    endpoint,
+                    limit=self.options.search_limit,
+                    client=self.client,
+                    settings=self.settings,
+                )
+            except UpstreamFailed as exc:
+                failed += 1
+                self.progress.note("search-failed", sq=sq, query=query, detail=exc.message)
+                self._event("search-failed", sq=sq, query=query, chain=(exc.data or {}).get("chain"))
+                continue
+            record_candidates(
+                self.run,
+                sq,
+                command=GatherCommand.CORPUS_SEARCH,
+                query=query,
+                candidates=outcome.candidates,
+                responses=outcome.responses,
+                backend=outcome.backend,
+                chain=[a.to_dict() for a in outcome.chain],
+                info={"endpoint": endpoint, "engine": self._engine_info(cycle, item)},
+            )
+            searched += 1
+            done.add(query)
+        return searched, failed
 
     def _api_failed(self, modality: str, sq: str, what: str, exc: ResearchEngineError) -> None:
         """One API failing is an event, never the run's end. Anything but a rejected request (a rate limit,

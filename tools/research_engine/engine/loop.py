@@ -62,8 +62,10 @@ from contextlib import suppress
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from research_engine import claims, controller, decompose, retrieve, runrecord, runstate, selection, trace
+from research_engine.corpus.session import ServedCorpora, check_folders, start_corpora
 from research_engine.engine.apigather import parse_sources
 from research_engine.engine.cassette import client_kwargs, open_cassette
 from research_engine.engine.config import (
@@ -112,7 +114,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             self.cassette = open_cassette("record", self.run.path("cassette_dir"), self.settings.secrets)
             options.update(client_kwargs(self.cassette))
         # Every request and body of both clients is counted (and written to the spend ledger) as it happens.
-        options["meter"] = Meter(self.budget, provider_prefixes(self.settings))
+        options["meter"] = Meter(self.budget, provider_prefixes(self.settings, self.corpora.search_urls))
         policy = fetch_policy(
             self.settings,
             self.run,
@@ -152,6 +154,8 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             # Closing is best effort; the run's state is already on disk.
             with suppress(Exception):
                 client.close()
+        with suppress(Exception):
+            self.corpora.stop()
         self.release_writer()
 
     def drive(self) -> Outcome:
@@ -341,6 +345,7 @@ def start(
     if options.record and options.replay:
         raise BadInput("--record and --replay exclude each other", code="bad-options")
 
+    corpora = ServedCorpora()
     if options.replay:
         recorded = read_cassette_config(options.replay)
         settings = Settings.from_public(recorded)  # a replay is configured as the recording was
@@ -356,20 +361,34 @@ def start(
             )
         options.sources = replayed
         legacy = not recorded.get("sources")
+        # The recording's corpus folders, under the URLs it used: the cassette answers, no server starts.
+        corpora = ServedCorpora.from_records(recorded.get("corpus") or [])
     else:
         legacy = False
-        options.sources = parse_sources(options.sources)
+        options.corpus = [str(path) for path in check_folders(options.corpus)]
+        # A corpus run gathers from its folders unless told otherwise: a private folder's questions are not
+        # sent to public APIs by default.
+        options.sources = parse_sources(options.sources or (["web"] if options.corpus else None))
     check_brief(brief_path, options)  # an input error first, then the machine's configuration
-    check_search_configured(options, settings)
+    check_search_configured(options, settings, corpora=len(options.corpus) + len(corpora.urls))
     if model is None and options.model.split(":", 1)[0] == "openai":
         # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
         configured_endpoint(settings, model=options.model.partition(":")[2] or None)
-    run = lock_brief(brief_path, options)
-    writer = trace.acquire_writer(run, "run")
+    if options.corpus and not options.replay:
+        corpora = start_corpora(options.corpus, cache_root=settings.cache_root)
+        # Allowed for this run, and only these: exactly the servers' HOST:PORT pairs.
+        options.allow_hosts = [*options.allow_hosts, *corpora.allow_hosts]
     try:
-        return _prepare(run, writer, options, settings, progress, model, legacy=legacy)
+        run = lock_brief(brief_path, options)
+        writer = trace.acquire_writer(run, "run")
+    except BaseException:
+        corpora.stop()
+        raise
+    try:
+        return _prepare(run, writer, options, settings, progress, model, legacy=legacy, corpora=corpora)
     except BaseException:
         writer.release()
+        corpora.stop()
         raise
 
 
@@ -382,6 +401,7 @@ def _prepare(
     model: Any,
     *,
     legacy: bool,
+    corpora: ServedCorpora,
 ) -> Engine:
     journal = Journal(run)
     config = settings.public()
@@ -392,6 +412,9 @@ def _prepare(
     if options.allow_hosts:
         config["allow_hosts"] = list(options.allow_hosts)
     config["sources"] = list(options.sources or [])
+    if corpora.urls:
+        config["corpus"] = corpora.records()
+        runrecord.update(run, functools.partial(_note_corpus, corpora.records()))
     if legacy:
         # Replaying a cassette from before --sources: keep its trace as it was.
         config["sources_unrecorded"] = True
@@ -406,6 +429,7 @@ def _prepare(
         )
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine.writer = writer
+    engine.corpora = corpora
     engine._open_clients()
     engine._open_model()
     return engine
@@ -463,9 +487,24 @@ def _reopen(
     settings = Settings.from_public(recorded, underneath=None if options.replay else settings)
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine.writer = writer
+    engine.corpora = _reopen_corpora(options, recorded, settings)
     engine._open_clients()
     engine._open_model()
     return engine
+
+
+def _note_corpus(records: list[dict[str, Any]], rec: dict[str, Any]) -> None:
+    """run.json's `corpus`: each folder's path, the digest of its file list, its URL and counts."""
+    rec["corpus"] = records
+
+
+def _reopen_corpora(options: EngineOptions, recorded: dict[str, Any], settings: Settings) -> ServedCorpora:
+    """A resumed corpus run serves its folders again on the ports its URLs name (a replay serves none)."""
+    records = [r for r in recorded.get("corpus") or [] if isinstance(r, dict) and r.get("url")]
+    if options.replay or not records:
+        return ServedCorpora.from_records(records)
+    ports = [urlsplit(str(r["url"])).port for r in records]
+    return start_corpora([str(r["path"]) for r in records], ports=ports, cache_root=settings.cache_root)
 
 
 def run(

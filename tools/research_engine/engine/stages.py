@@ -109,7 +109,14 @@ class ResearchStages(EngineState):
         web = [c for c in todo if (c.get("kind") or "web") == "web"]
         recorded: list[str] = []
         failed: list[dict[str, Any]] = []
-        if web:
+        # A corpus folder's PDFs and Word files are read without --pdf (the user put them there); the web's
+        # are not.
+        for documents, group in (
+            (False, [c for c in web if not self.corpora.owns(c["url"])]),
+            (True, [c for c in web if self.corpora.owns(c["url"])]),
+        ):
+            if not group:
+                continue
             self.budget.check()
             pages = [
                 PageRequest(
@@ -118,9 +125,12 @@ class ResearchStages(EngineState):
                     access_tier=c.get("access_tier") or "open",
                     title=c.get("title"),
                 )
-                for c in web
+                for c in group
             ]
-            for page in retrieve_pages(self.run, sq, pages, self.client, timed=self.clock.timed):
+            retrieved = retrieve_pages(
+                self.run, sq, pages, self.client, allow_pdf=documents, timed=self.clock.timed
+            )
+            for page in retrieved:
                 if page.ref is not None:
                     recorded.append(page.ref)
                 elif page.duplicate_of is not None:

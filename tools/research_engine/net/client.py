@@ -68,6 +68,7 @@ _ACCEPT_HEADER = {
     "text": "text/plain;q=0.8",
     "json": "application/json",
     "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xml": "application/xml;q=0.8,text/xml;q=0.8",
 }
 

@@ -31,6 +31,8 @@ from research_engine.urls import canonical_key
 from research_engine.vocabulary import AccessTier, SourceKind
 
 THIN = "thin"  # the failure code of a page with too little text to be a source
+# What a fetch accepts when documents are allowed (`--pdf`, or a corpus folder's own files).
+DOCUMENT_ACCEPT = ("html", "text", "pdf", "docx")
 
 
 @dataclass
@@ -80,7 +82,7 @@ def fetch_document(
     client: Any, url: str, *, allow_pdf: bool = False, check_robots: bool = True, revalidate: bool = True
 ) -> tuple[Document | None, FetchResult]:
     """Fetch `url` and extract it; failures are values (None plus the FetchResult that says why)."""
-    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    accept = DOCUMENT_ACCEPT if allow_pdf else ("html", "text")
     result = client.get(url, accept=accept, check_robots=check_robots, revalidate=revalidate)
     if not result.ok:
         return None, result
@@ -102,7 +104,7 @@ def retrieve_pages(
     """Fetch `pages` and record each readable, non-thin one under `sq`; one Retrieved per page, in order.
 
     `timed("extract")`, when given, wraps each extraction (the engine books its time)."""
-    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    accept = DOCUMENT_ACCEPT if allow_pdf else ("html", "text")
     results = client.get_many([p.url for p in pages], accept=accept) if pages else []
     out: list[Retrieved] = []
     for request, result in zip(pages, results, strict=True):

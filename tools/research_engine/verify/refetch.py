@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine import runrecord
 from research_engine.artifacts import write_markdown
 from research_engine.documents import Passage, number_passages
 from research_engine.errors import BadInput, ResearchEngineError
@@ -29,6 +30,8 @@ from research_engine.sources.endpoints import ApiResponse
 from research_engine.sources.openalex import WorkFetch, parse_work
 from research_engine.trace import Run, iso
 from research_engine.vocabulary import API_KINDS, SourceKind
+
+DOCUMENTS = ("pdf", "docx")  # the families a corpus folder's documents may also be
 
 # Extra HttpClient options for the verifier's own client (politeness tuning; tests make it fast);
 # use_cache=False is always forced: a cached body is not an independent copy.
@@ -77,10 +80,12 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
     url = meta["requested_url"]
     kind = meta.get("kind", SourceKind.WEB)
     at = iso()
+    # A document of the run's own corpus folder is read whatever its format, as at retrieval.
+    documents = any(url.startswith(origin + "/") for origin in runrecord.corpus_origins(run))
     if kind in API_KINDS:
         result = client.get(url, accept=("json",), check_robots=False)
     else:
-        result = client.get(url, accept=("html", "text", "json", "xml"))
+        result = client.get(url, accept=("html", "text", "json", "xml", *(DOCUMENTS if documents else ())))
     base = dict(
         source=ref,
         url=url,
@@ -107,7 +112,11 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
             passages, extractor = _api_passages(kind, result, meta), f"{kind}-json"
         else:
             page = extract_document(
-                result.body, content_type=result.content_type, url=result.final_url or url, text=result.text
+                result.body,
+                content_type=result.content_type,
+                url=result.final_url or url,
+                text=result.text,
+                allow_pdf=documents,
             )
             passages, extractor = page.passages, page.extractor
     except ResearchEngineError as exc:

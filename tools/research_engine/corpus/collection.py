@@ -1,0 +1,120 @@
+"""One corpus folder, indexed for search: `Corpus(root)`.
+
+Lists the folder (`corpus.files`), reads every document for the index (skipping what cannot be read,
+with the reason logged and kept in `skipped`), builds the BM25 index, and answers searches in
+SearXNG's JSON shape. `digest` names the folder's content (every document's path, size and
+modification time): run.json records it beside the folder's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from research_engine.corpus.files import Entry, Skipped, Unreadable, list_folder, read_for_index
+from research_engine.corpus.index import Bm25Index, CorpusPage, snippet
+from research_engine.errors import BadInput
+
+PAGE_SIZE = 10
+ENGINE_NAME = "corpus"
+
+log = logging.getLogger("research_engine.corpus")
+
+
+def listing_digest(entries: list[Entry]) -> str:
+    """sha256 over the sorted (path, size, mtime) of every document: changes when any file does."""
+    digest = hashlib.sha256()
+    for entry in entries:
+        digest.update(f"{entry.rel}\0{entry.size}\0{entry.mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+class Corpus:
+    """The documents under one directory, indexed for search."""
+
+    def __init__(self, root: str | Path, *, cache_root: Path | None = None) -> None:
+        self.cache_root = cache_root  # where the index of this folder's content is kept between starts
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise BadInput(f"corpus directory {self.root} does not exist", code="bad-corpus", field="dir")
+        entries, self.skipped = list_folder(self.root)
+        self.digest = listing_digest(entries)
+        pages = self._read(entries)
+        if not pages:
+            raise BadInput(
+                f"corpus directory {self.root} holds no readable documents (HTML pages)",
+                code="bad-corpus",
+                field="dir",
+            )
+        self.index = Bm25Index(pages)
+
+    def _read(self, entries: list[Entry]) -> list[CorpusPage]:
+        pages: list[CorpusPage] = []
+        for entry in entries:
+            try:
+                title, text = read_for_index(self.root, entry)
+            except Unreadable as exc:
+                self.skipped.append(Skipped(entry.rel, str(exc)))
+                log.warning("corpus: skipped %s: %s", entry.rel, exc)
+                continue
+            pages.append(CorpusPage.of(entry.rel, title, text))
+        self.skipped.sort(key=lambda s: s.rel)
+        return pages
+
+    def record(self) -> dict[str, Any]:
+        """What run.json keeps of the folder: its path, the digest of its file list, the counts."""
+        return {
+            "path": str(self.root),
+            "digest": self.digest,
+            "documents": len(self.index.pages),
+            "skipped": len(self.skipped),
+        }
+
+    def file_for(self, url_path: str) -> Path | None:
+        """The file a URL path names, never outside the root; None when there is none."""
+        rel = unquote(url_path).lstrip("/")
+        target = (self.root / rel).resolve()
+        if target != self.root and self.root not in target.parents:
+            return None
+        if target.is_dir():
+            target = target / "index.html"
+        return target if target.is_file() else None
+
+    def search(self, query: str, base_url: str, pageno: int = 1) -> dict[str, Any]:
+        ranked = self.index.search(query)
+        start = (pageno - 1) * PAGE_SIZE
+        results = []
+        for position, (score, page) in enumerate(ranked[start : start + PAGE_SIZE], start + 1):
+            url = f"{base_url}/{page.path}"
+            parts = urlsplit(url)
+            results.append(
+                {
+                    "url": url,
+                    "title": page.title,
+                    "content": snippet(page.text, query),
+                    "engine": ENGINE_NAME,
+                    "template": "default.html",
+                    "parsed_url": [parts.scheme, parts.netloc, parts.path, "", "", ""],
+                    "img_src": "",
+                    "thumbnail": "",
+                    "priority": "",
+                    "engines": [ENGINE_NAME],
+                    "positions": [position],
+                    "score": round(score, 4),
+                    "category": "general",
+                    "publishedDate": None,
+                }
+            )
+        return {
+            "query": query,
+            "number_of_results": len(ranked),
+            "results": results,
+            "answers": [],
+            "corrections": [],
+            "infoboxes": [],
+            "suggestions": [],
+            "unresponsive_engines": [],
+        }

@@ -1,0 +1,76 @@
+"""`run BRIEF --corpus DIR`: a folder researched with no other flag, server or variable, and replayed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from engine_web import BRIEF, CountingCorpusServer, write_mini_web
+
+from research_engine import claims, retrieve, runrecord, trace, validate
+
+pytestmark = pytest.mark.slow
+
+
+def brief_at(tmp_path: Path, **fields) -> Path:
+    path = tmp_path / "brief.yaml"
+    data = {**BRIEF, "depth": "quick", "output_path": str(tmp_path / "runs"), **fields}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def folder_state(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_a_corpus_run_needs_nothing_else_and_replays(tmp_path, cli):
+    folder = write_mini_web(tmp_path / "docs")
+    before = folder_state(folder)
+    code, out, _, env = cli("run", brief_at(tmp_path), "--corpus", folder, "--record", "--json")
+    assert code == 0, out
+    run = trace.open_run(env["data"]["run_root"])
+    record = runrecord.read(run)
+    (entry,) = record["corpus"]
+    assert entry["path"] == str(folder.resolve()) and len(entry["digest"]) == 64
+    assert entry["documents"] == 5 and entry["skipped"] == 0
+    host = entry["url"].removeprefix("http://")
+    assert record["allow_hosts"] == [host] and host.startswith("127.0.0.1:")  # that server, nothing else
+    assert record.get("allow_private") is not True
+    assert record["gather"] == {"sources": ["web"], "web": ["corpus"]}
+    logged = json.loads(run.path("candidates", sq="SQ-01").read_text())
+    assert {q["command"] for q in logged["queries"]} == {"corpus search"}
+    sources = [retrieve.load_source(run, ref)[0] for ref in retrieve.list_sources(run)]
+    assert sources and all(m["requested_url"].startswith(entry["url"] + "/") for m in sources)
+    assert claims.active_claims(run)
+    assert validate.validate_run(run).ok
+    assert folder_state(folder) == before  # the folder is never written to
+
+    code, out, _, replayed = cli("replay", run.root, "--json")
+    assert code == 0, out
+    assert replayed["data"]["identical"] is True and replayed["data"]["cassette_misses"] == []
+
+
+def test_a_corpus_beside_a_configured_backend_searches_both(tmp_path, cli, monkeypatch):
+    web = write_mini_web(tmp_path / "web")
+    folder = write_mini_web(tmp_path / "docs")
+    with CountingCorpusServer(web) as other:
+        monkeypatch.setenv("SEARXNG_URL", other.url)
+        host = other.url.removeprefix("http://")
+        code, out, _, env = cli(
+            "run", brief_at(tmp_path), "--corpus", folder, "--allow-host", host, "--dry-run", "--json"
+        )
+        assert code == 0, out
+        assert other.seen["/search"] > 0
+    run = trace.open_run(env["data"]["run_root"])
+    assert runrecord.read(run)["gather"]["web"] == ["corpus", "searxng"]
+    logged = json.loads(run.path("candidates", sq="SQ-01").read_text())
+    assert {q["command"] for q in logged["queries"]} == {"search", "corpus search"}
+
+
+def test_a_missing_corpus_folder_is_bad_input_and_leaves_no_run(tmp_path, cli):
+    code, out, _, env = cli("run", brief_at(tmp_path), "--corpus", tmp_path / "absent", "--json")
+    assert code == 2, out
+    assert env["errors"][0]["code"] == "bad-corpus"
+    assert not (tmp_path / "runs").exists()
