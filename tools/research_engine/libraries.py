@@ -11,6 +11,7 @@ the module after that). Each function is the one place its library is imported l
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 
 def trafilatura() -> ModuleType:
@@ -77,3 +78,20 @@ def tld() -> ModuleType:
     import tld  # noqa: PLC0415 - loads the Public Suffix List: only registrable-domain lookups need it
 
     return tld
+
+
+def markdown_it_module() -> ModuleType:
+    import markdown_it  # noqa: PLC0415 - only a Markdown document needs the parser
+
+    return markdown_it
+
+
+def markdown_it() -> Any:
+    """The `MarkdownIt` parser class."""
+    return markdown_it_module().MarkdownIt
+
+
+def docx() -> ModuleType:
+    import docx  # noqa: PLC0415 - python-docx (lxml): only a Word document needs it
+
+    return docx

@@ -74,3 +74,38 @@ def test_a_missing_corpus_folder_is_bad_input_and_leaves_no_run(tmp_path, cli):
     assert code == 2, out
     assert env["errors"][0]["code"] == "bad-corpus"
     assert not (tmp_path / "runs").exists()
+
+
+FORMAT_BRIEFS = {
+    "wal.pdf": "How does a checkpoint move content from the WAL file back into the SQLite database file?",
+    "locking.docx": "What does SQLite do when a database file has a hot journal before reading from it?",
+    "isolation.md": "What isolation does SQLite give between two separate database connections?",
+    "corruption.txt": "How can a file descriptor that was closed and reopened corrupt an SQLite database?",
+    "tempfiles.html": "What temporary files does SQLite use for statement journals?",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_BRIEFS))
+def test_each_format_is_found_quoted_verified_and_replayed(name, tmp_path, cli):
+    from test_corpus_formats import mixed_folder
+
+    from research_engine import report
+
+    folder = mixed_folder(tmp_path / "docs")
+    brief = brief_at(tmp_path, objective=FORMAT_BRIEFS[name], claim_types=["technical"])
+    code, out, _, env = cli("run", brief, "--corpus", folder, "--record", "--json")
+    assert code == 0, out
+    run = trace.open_run(env["data"]["run_root"])
+    ledger, verdicts = report.claim_state(run)
+    cited = set()
+    for claim in ledger.values():
+        if claim["status"] != "active" or (verdicts.get(claim["id"]) or {}).get("verdict") != "supported":
+            continue
+        for evidence in claim["evidence"]:
+            meta, passages = retrieve.load_source(run, evidence["source"])
+            assert evidence["quote"] in " ".join(p.text for p in passages)
+            cited.add(meta["requested_url"].rsplit("/", 1)[-1])
+    assert name in cited, (name, cited)
+    code, out, _, replayed = cli("replay", run.root, "--json")
+    assert code == 0, out
+    assert replayed["data"]["identical"] is True

@@ -45,11 +45,13 @@ class Corpus:
         pages = self._read(entries)
         if not pages:
             raise BadInput(
-                f"corpus directory {self.root} holds no readable documents (HTML pages)",
+                f"corpus directory {self.root} holds no readable documents "
+                "(HTML, Markdown, text, PDF or Word files)",
                 code="bad-corpus",
                 field="dir",
             )
         self.index = Bm25Index(pages)
+        self.documents = frozenset(page.path for page in pages)
 
     def _read(self, entries: list[Entry]) -> list[CorpusPage]:
         pages: list[CorpusPage] = []
@@ -74,14 +76,13 @@ class Corpus:
         }
 
     def file_for(self, url_path: str) -> Path | None:
-        """The file a URL path names, never outside the root; None when there is none."""
-        rel = unquote(url_path).lstrip("/")
-        target = (self.root / rel).resolve()
-        if target != self.root and self.root not in target.parents:
-            return None
-        if target.is_dir():
-            target = target / "index.html"
-        return target if target.is_file() else None
+        """The document a URL path names (a folder's index.html for the folder); None for anything else:
+        only the indexed documents are served, never another file of the folder or anything outside it."""
+        rel = unquote(url_path).strip("/")
+        if rel in self.documents:
+            return self.root / rel
+        index = f"{rel}/index.html" if rel else "index.html"
+        return self.root / index if index in self.documents else None
 
     def search(self, query: str, base_url: str, pageno: int = 1) -> dict[str, Any]:
         ranked = self.index.search(query)

@@ -4,9 +4,9 @@
   modification time, and the files skipped with a reason: a symlink out of the folder, a file over the
   size cap, an unreadable entry. Hidden entries (`.git`) and Sphinx build internals (`_sources`,
   `_static`) are not documents and are left out silently.
-- `read_for_index(root, entry)`: (title, text) of one document, through the same readers `extract`
-  uses for a fetched copy; `Unreadable` with the reason when it cannot be read (an encrypted or scanned
-  PDF, a corrupt Word file, binary data behind a text extension).
+- `read_for_index(root, entry)`: (title, text) of one document (HTML, Markdown, plain text, PDF, Word),
+  through the same readers `extract` uses for a fetched copy; `Unreadable` with the reason when it
+  cannot be read (an encrypted or scanned PDF, a corrupt Word file, binary data behind a text extension).
 - `media_type(path)`: the Content-Type the server sends for a document.
 
 HTML is read with lxml directly (`page_text`), not through trafilatura: indexing hundreds of pages
@@ -25,6 +25,7 @@ from pathlib import Path
 from research_engine import bounded, libraries
 from research_engine.bounded import CAPS
 from research_engine.errors import ResearchEngineError
+from research_engine.extract import formats
 from research_engine.net.content import binary_reason, decode_text
 
 log = logging.getLogger("research_engine.corpus")
@@ -34,7 +35,14 @@ FORMATS: dict[str, tuple[str, str]] = {
     ".html": ("html", "text/html; charset=utf-8"),
     ".htm": ("html", "text/html; charset=utf-8"),
     ".xhtml": ("html", "application/xhtml+xml"),
+    ".md": ("markdown", "text/markdown; charset=utf-8"),
+    ".markdown": ("markdown", "text/markdown; charset=utf-8"),
+    ".txt": ("text", "text/plain; charset=utf-8"),
+    ".text": ("text", "text/plain; charset=utf-8"),
+    ".pdf": ("pdf", "application/pdf"),
+    ".docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
 }
+TEXTUAL_FORMATS = ("html", "markdown", "text")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SIZE_CAP = CAPS["corpus document"]
 
@@ -137,9 +145,20 @@ def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
         body = bounded.read_bytes(root / entry.rel, "corpus document")
     except ResearchEngineError as exc:
         raise Unreadable(exc.message) from exc
-    if entry.format == "html":
+    kind = entry.format
+    if kind in TEXTUAL_FORMATS:
         why = binary_reason(body)
         if why is not None:
             raise Unreadable(f"binary data ({why}) behind a {Path(entry.rel).suffix} name")
+    if kind == "html":
         return page_text(body)
-    raise Unreadable(f"no reader for {entry.format}")
+    if not body.strip():
+        raise Unreadable("an empty file")
+    try:
+        reading = formats.read(kind, body)
+    except ResearchEngineError as exc:
+        raise Unreadable(exc.message) from exc
+    text = " ".join(" ".join(chunk.split()) for _, chunk in reading.chunks)
+    if not text:
+        raise Unreadable("no text in it")
+    return reading.title or "", text
