@@ -94,3 +94,42 @@ def test_the_digest_names_the_folder_content(tmp_path):
     assert Corpus(root).digest == first
     (root / "notes.md").write_text("# Notes\n\nA new file about WAL.\n")
     assert Corpus(root).digest != first
+
+
+def test_the_index_is_built_once_per_folder_content_and_follows_changes(tmp_path):
+    root = mixed_folder(tmp_path / "docs")
+    cache_root = tmp_path / "cache"
+    first = Corpus(root, cache_root=cache_root)
+    assert first.cache_hits == 0 and list((cache_root / "corpus").glob("*.json"))
+    again = Corpus(root, cache_root=cache_root)
+    assert again.cache_hits == len(MIXED)  # nothing read again
+    query = "WAL checkpoint readers writers"
+    ranked = [(round(s, 6), p.path, p.title) for s, p in first.index.search(query)]
+    assert [(round(s, 6), p.path, p.title) for s, p in again.index.search(query)] == ranked
+
+    (root / "corruption.txt").unlink()
+    (root / "notes.md").write_text("# Checkpoint notes\n\nA checkpoint copies WAL frames into the database.\n")
+    with (root / "isolation.md").open("a", encoding="utf-8") as more:
+        more.write("\nAn added paragraph about snapshot isolation.\n")
+    changed = Corpus(root, cache_root=cache_root)
+    assert changed.cache_hits == len(MIXED) - 2  # the unchanged three
+    paths = sorted(p.path for p in changed.index.pages)
+    assert paths == sorted({*MIXED, "notes.md"} - {"corruption.txt"})
+    assert changed.index.search("checkpoint notes frames")[0][1].path == "notes.md"
+    assert changed.index.search("snapshot isolation added")[0][1].path == "isolation.md"
+    assert all(
+        p.path != "corruption.txt" for _, p in changed.index.search("rogue thread file descriptor")
+    )
+    assert changed.digest != first.digest
+    assert not (root / ".research-engine").exists() and not list(root.glob("*.json"))
+
+
+def test_a_damaged_cache_is_rebuilt(tmp_path):
+    root = mixed_folder(tmp_path / "docs")
+    cache_root = tmp_path / "cache"
+    Corpus(root, cache_root=cache_root)
+    (path,) = (cache_root / "corpus").glob("*.json")
+    path.write_text("{not json")
+    rebuilt = Corpus(root, cache_root=cache_root)
+    assert rebuilt.cache_hits == 0 and len(rebuilt.index.pages) == len(MIXED)
+    assert Corpus(root, cache_root=cache_root).cache_hits == len(MIXED)

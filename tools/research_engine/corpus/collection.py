@@ -1,7 +1,8 @@
 """One corpus folder, indexed for search: `Corpus(root)`.
 
 Lists the folder (`corpus.files`), reads every document for the index (skipping what cannot be read,
-with the reason logged and kept in `skipped`), builds the BM25 index, and answers searches in
+with the reason logged and kept in `skipped`; unchanged documents come from the index cache, `corpus.cache`,
+when a cache directory is given), builds the BM25 index, and answers searches in
 SearXNG's JSON shape. `digest` names the folder's content (every document's path, size and
 modification time): run.json records it beside the folder's path.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from research_engine.corpus import cache
 from research_engine.corpus.files import Entry, Skipped, Unreadable, list_folder, read_for_index
 from research_engine.corpus.index import Bm25Index, CorpusPage, snippet
 from research_engine.errors import BadInput
@@ -37,6 +39,7 @@ class Corpus:
 
     def __init__(self, root: str | Path, *, cache_root: Path | None = None) -> None:
         self.cache_root = cache_root  # where the index of this folder's content is kept between starts
+        self.cache_hits = 0  # documents taken from that cache, unchanged since it was written
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise BadInput(f"corpus directory {self.root} does not exist", code="bad-corpus", field="dir")
@@ -54,16 +57,32 @@ class Corpus:
         self.documents = frozenset(page.path for page in pages)
 
     def _read(self, entries: list[Entry]) -> list[CorpusPage]:
+        """Every document read for the index: from the cache when unchanged, else from the file."""
+        cached = cache.load(self.cache_root, self.root) if self.cache_root is not None else {}
+        records: dict[str, dict[str, Any]] = {}
         pages: list[CorpusPage] = []
         for entry in entries:
-            try:
-                title, text = read_for_index(self.root, entry)
-            except Unreadable as exc:
-                self.skipped.append(Skipped(entry.rel, str(exc)))
-                log.warning("corpus: skipped %s: %s", entry.rel, exc)
-                continue
-            pages.append(CorpusPage.of(entry.rel, title, text))
+            record = cache.fresh(cached, entry)
+            if record is not None:
+                self.cache_hits += 1
+                if "skipped" not in record:
+                    pages.append(cache.page_from(entry.rel, record))
+            else:
+                try:
+                    title, text = read_for_index(self.root, entry)
+                except Unreadable as exc:
+                    record = cache.skip_record(entry, str(exc))
+                else:
+                    page = CorpusPage.of(entry.rel, title, text)
+                    record = cache.page_record(entry, page)
+                    pages.append(page)
+            records[entry.rel] = record
+            if "skipped" in record:
+                self.skipped.append(Skipped(entry.rel, str(record["skipped"])))
+                log.warning("corpus: skipped %s: %s", entry.rel, record["skipped"])
         self.skipped.sort(key=lambda s: s.rel)
+        if self.cache_root is not None and (self.cache_hits < len(records) or len(cached) != len(records)):
+            cache.save(self.cache_root, self.root, self.digest, records)
         return pages
 
     def record(self) -> dict[str, Any]:

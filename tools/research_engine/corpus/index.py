@@ -6,8 +6,8 @@ Why these choices:
   such as "threads processes asyncio" must match "threading", "Process-based parallelism".
 - BM25 is our own ~50 lines (`Bm25Index`): the index also has to produce the snippet and be
   deterministic to the byte (ties broken by path), and rank-bm25 would add a dependency for the
-  scoring loop alone. Postings (term -> documents) keep a query's cost to the documents holding
-  its terms, so a 10,000-file folder answers in milliseconds (bench/corpus_index.py).
+  scoring loop alone. A query walks every document (no postings): a 10,000-file folder still answers
+  in tens of milliseconds (bench/corpus_index.py), and nothing is built at start-up beyond the counts.
 
 Pure: no I/O.
 """
@@ -64,11 +64,8 @@ class Bm25Index:
         self.pages = pages
         self.k1, self.b = k1, b
         self.doc_freq: Counter[str] = Counter()
-        self.postings: dict[str, list[int]] = {}
-        for number, page in enumerate(pages):
+        for page in pages:
             self.doc_freq.update(page.tokens.keys())
-            for term in page.tokens.keys() | page.title_terms:
-                self.postings.setdefault(term, []).append(number)
         self.avg_len = (sum(p.length for p in pages) / len(pages)) if pages else 0.0
 
     def idf(self, term: str) -> float:
@@ -79,20 +76,19 @@ class Bm25Index:
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or not self.pages:
             return []
-        scores: dict[int, float] = {}
-        for term in terms:
-            idf = self.idf(term)
-            for number in self.postings.get(term, ()):
-                page = self.pages[number]
-                score = 0.0
+        idf = {term: self.idf(term) for term in terms}
+        scored = []
+        for page in self.pages:
+            score = 0.0
+            for term in terms:
                 tf = page.tokens.get(term, 0)
                 if tf:
                     norm = self.k1 * (1 - self.b + self.b * page.length / (self.avg_len or 1))
-                    score += idf * tf * (self.k1 + 1) / (tf + norm)
+                    score += idf[term] * tf * (self.k1 + 1) / (tf + norm)
                 if term in page.title_terms:
-                    score += TITLE_BONUS * idf
-                scores[number] = scores.get(number, 0.0) + score
-        scored = [(score, self.pages[number]) for number, score in scores.items() if score > 0]
+                    score += TITLE_BONUS * idf[term]
+            if score > 0:
+                scored.append((score, page))
         scored.sort(key=lambda item: (-item[0], item[1].path))
         return scored
 
