@@ -108,7 +108,7 @@ def test_the_index_is_built_once_per_folder_content_and_follows_changes(tmp_path
     assert [(round(s, 6), p.path, p.title) for s, p in again.index.search(query)] == ranked
 
     (root / "corruption.txt").unlink()
-    (root / "notes.md").write_text("# Checkpoint notes\n\nA checkpoint copies WAL frames into the database.\n")
+    (root / "notes.md").write_text("# Checkpoint notes\n\nA checkpoint copies WAL frames to the database.\n")
     with (root / "isolation.md").open("a", encoding="utf-8") as more:
         more.write("\nAn added paragraph about snapshot isolation.\n")
     changed = Corpus(root, cache_root=cache_root)
