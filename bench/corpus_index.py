@@ -133,7 +133,7 @@ def startup(root: Path, runs: int, before: str) -> dict[str, Any]:
             "before": (
                 "import importlib.util,sys;"
                 f"s=importlib.util.spec_from_file_location('old_corpus', {str(old)!r});"
-                "m=importlib.util.module_from_spec(s);s.loader.exec_module(m);"
+                "m=importlib.util.module_from_spec(s);sys.modules['old_corpus']=m;s.loader.exec_module(m);"
                 f"c=m.Corpus({str(root)!r});print(len(c.index.pages))"
             ),
             "now, no cache": (

@@ -95,3 +95,9 @@ def docx() -> ModuleType:
     import docx  # noqa: PLC0415 - python-docx (lxml): only a Word document needs it
 
     return docx
+
+
+def lxml_etree() -> ModuleType:
+    import lxml.etree  # noqa: PLC0415 - heavy C extension: only XML answers (arXiv Atom, JATS) need it
+
+    return lxml.etree

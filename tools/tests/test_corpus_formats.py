@@ -117,9 +117,7 @@ def test_the_index_is_built_once_per_folder_content_and_follows_changes(tmp_path
     assert paths == sorted({*MIXED, "notes.md"} - {"corruption.txt"})
     assert changed.index.search("checkpoint notes frames")[0][1].path == "notes.md"
     assert changed.index.search("snapshot isolation added")[0][1].path == "isolation.md"
-    assert all(
-        p.path != "corruption.txt" for _, p in changed.index.search("rogue thread file descriptor")
-    )
+    assert all(p.path != "corruption.txt" for _, p in changed.index.search("rogue thread file descriptor"))
     assert changed.digest != first.digest
     assert not (root / ".research-engine").exists() and not list(root.glob("*.json"))
 

@@ -111,8 +111,8 @@ def run(
         typer.Option(
             "--sources",
             help="Where to gather: a comma-separated subset of "
-            "web,openalex,worldbank (default: all three; a replay uses the "
-            "recorded list).",
+            "web,openalex,worldbank,arxiv,crossref,europepmc,wikipedia (default: all; with --corpus, web "
+            "alone; a replay uses the recorded list).",
         ),
     ] = None,
     corpus: Annotated[
@@ -132,9 +132,10 @@ def run(
     cache directory), served on a loopback port for this run only and searched like a web backend (beside
     a configured one, if any); run.json records the folder's path and the digest of its file list.
 
-    Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions)
-    and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
-    an event in run.json and the run goes on without it.
+    Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions),
+    the World Bank (for quantitative sub-questions naming a country and a quantity), arXiv, Crossref and
+    Europe PMC (scholarly claim types) and Wikipedia (definitions and background); an API that fails or
+    rate-limits is an event in run.json and the run goes on without it.
 
     With `research-engine -v run ...` every model exchange (request, parameters, reply, usage, timing) is
     kept under <run>/model/, with known secrets scrubbed.

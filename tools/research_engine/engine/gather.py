@@ -1,4 +1,6 @@
-"""Gather, per sub-question: web search with the planned queries, OpenAlex works, World Bank series.
+"""Gather, per sub-question: web search with the planned queries (and the run's corpus folders), OpenAlex
+works, World Bank series, and the keyless sources the sub-question is routed to (arXiv, Crossref, Europe
+PMC, Wikipedia).
 
 Every modality the run gathers from, in turn (`--sources`); what each found lands in
 `select/SQ-NN.candidates.json` through `selection.candidates`, to be scored together by
@@ -15,7 +17,7 @@ from research_engine.engine.state import EngineState
 from research_engine.errors import BadInput, BudgetSpent, ResearchEngineError, UpstreamFailed
 from research_engine.selection.candidates import record_candidates, record_search, record_works_search
 from research_engine.sources import openalex, search
-from research_engine.vocabulary import GatherCommand
+from research_engine.vocabulary import KEYLESS_KINDS, GatherCommand
 
 
 class GatherStages(EngineState):
@@ -28,6 +30,9 @@ class GatherStages(EngineState):
             out["openalex"] = self._gather_openalex(cycle, sq, queries)
         if "worldbank" in self.sources:
             out["worldbank"] = self._gather_worldbank(cycle, sq)
+        for modality in KEYLESS_KINDS:
+            if modality in self.sources:
+                out[modality] = self._gather_keyless(cycle, sq, queries, modality)
         return out
 
     def _gather_web(self, cycle: int, sq: str, queries: list[dict[str, str]]) -> dict[str, Any]:
@@ -177,6 +182,57 @@ class GatherStages(EngineState):
         engine_info = {"cycle": cycle, "angle": None}
         record_works_search(self.run, sq, found, query=query, info={"engine": engine_info})
         return {"searched": 1, "works": len(found.works)}
+
+    def _gather_keyless(
+        self, cycle: int, sq: str, queries: list[dict[str, str]], modality: str
+    ) -> dict[str, Any]:
+        """One search of a keyless source (arXiv, Crossref, Europe PMC, Wikipedia) per sub-question and
+        cycle, when `apigather.route` sends the sub-question there; the route's reason is kept with the
+        query and with each candidate, and the selection log shows it."""
+        question = decompose.get(self.run, sq)
+        routed, why = apigather.route(modality, question)
+        if not routed:
+            return {"skipped": why}
+        if self._source_down(modality):
+            return {"skipped": f"down: {self._source_down(modality)}"}
+        command = f"{modality} search"
+        entries = self._api_entries(sq, command)
+        if any((e.get("info") or {}).get("engine", {}).get("cycle") == cycle for e in entries):
+            return {"searched": 0}  # this cycle's search was recorded before a kill
+        asked = {e["query"] for e in entries}
+        options = [apigather.keyless_query(modality, question["text"])] if cycle == 1 else []
+        options += [q["query"] for q in queries]
+        query = next((q for q in options if q and q not in asked), None)
+        if query is None:
+            return {"searched": 0}
+        self.budget.check()
+        try:
+            found = apigather.KEYLESS_SEARCH[modality](
+                query, limit=self.options.search_limit, client=self.client, settings=self.settings
+            )
+        except BudgetSpent:
+            raise
+        except ResearchEngineError as exc:
+            self._api_failed(modality, sq, f"{modality} search {query!r}", exc)
+            return {"searched": 0, "failed": exc.code}
+        for candidate in found.candidates:
+            candidate.extra["route"] = why
+        record_candidates(
+            self.run,
+            sq,
+            command=command,
+            query=query,
+            candidates=found.candidates,
+            responses=found.responses,
+            backend=modality,
+            info={
+                **found.info,
+                "total": found.total,
+                "route": why,
+                "engine": {"cycle": cycle, "angle": None},
+            },
+        )
+        return {"searched": 1, "candidates": len(found.candidates)}
 
     def _wb_reference(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The country list and the indicator catalogue, once per session (see apigather)."""

@@ -136,8 +136,11 @@ class HttpClient(Answers):
         robots_error_ttl: float = ROBOTS_ERROR_TTL,
         secrets: Sequence[str] = (),
         meter: Any = None,
+        host_intervals: dict[str, float] | None = None,
     ) -> None:
         self.allow_private = bool(allow_private)
+        # Hosts that publish their own pacing (arXiv: one request every 3 s): seconds between two requests.
+        self.host_intervals = {h.lower(): float(s) for h, s in (host_intervals or {}).items()}
         # Told of every request before it is sent (`sending(method, url)`) and of every body once read
         # (`received(method, url, size)`): the headless engine's budget meter. None: nothing is told.
         self.meter = meter
@@ -425,7 +428,7 @@ class HttpClient(Answers):
                 # A host the user named with --allow-host is their own service (a local SearXNG or
                 # corpus): no public host to be polite to, so no pause between its requests.
                 with self.gate.slot(
-                    host, deadline=deadline, interval=hop.crawl_delay, exempt=hop.verdict.named
+                    host, deadline=deadline, interval=self._interval(host, hop), exempt=hop.verdict.named
                 ):
                     if meter is not None:
                         meter.sending(method, hop.target)
@@ -465,6 +468,11 @@ class HttpClient(Answers):
             elif wait:
                 self.retry.sleep(wait)
             attempt += 1
+
+    def _interval(self, host: str, hop: _Hop) -> float | None:
+        """The spacing this host asks for: its robots.txt crawl-delay or its published pacing."""
+        asked = [s for s in (hop.crawl_delay, self.host_intervals.get(host)) if s is not None]
+        return max(asked) if asked else None
 
     # ------------------------------------------------------------ robots.txt
 

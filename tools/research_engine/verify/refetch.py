@@ -25,11 +25,12 @@ from research_engine.ids import parse_source_ref
 from research_engine.net import fetch_policy
 from research_engine.retrieve import load_source, render_passages, store_snapshot
 from research_engine.retrieve.api import page_passages, work_document
+from research_engine.retrieve.works import chunks_for
 from research_engine.settings import Settings
 from research_engine.sources.endpoints import ApiResponse
 from research_engine.sources.openalex import WorkFetch, parse_work
 from research_engine.trace import Run, iso
-from research_engine.vocabulary import API_KINDS, SourceKind
+from research_engine.vocabulary import API_KINDS, KEYLESS_KINDS, SourceKind
 
 DOCUMENTS = ("pdf", "docx")  # the families a corpus folder's documents may also be
 
@@ -64,6 +65,8 @@ class FreshCopy:
 def _api_passages(kind: str, result: Any, meta: dict[str, Any]) -> list[Any]:
     """Rebuild an API answer's passages exactly the way its sources adapter built them at retrieval."""
     response = ApiResponse.from_fetch(result)
+    if kind in KEYLESS_KINDS:
+        return number_passages(chunks_for(kind, response, meta.get("metadata") or {})[1])
     if kind == SourceKind.OPENALEX:
         body = response.json()
         if not isinstance(body, dict):
@@ -83,7 +86,7 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
     # A document of the run's own corpus folder is read whatever its format, as at retrieval.
     documents = any(url.startswith(origin + "/") for origin in runrecord.corpus_origins(run))
     if kind in API_KINDS:
-        result = client.get(url, accept=("json",), check_robots=False)
+        result = client.get(url, accept=("json", "xml"), check_robots=False)
     else:
         result = client.get(url, accept=("html", "text", "json", "xml", *(DOCUMENTS if documents else ())))
     base = dict(
