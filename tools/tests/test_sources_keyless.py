@@ -280,3 +280,150 @@ def test_each_service_is_paced_as_it_asks(apis):
     times = [t for t, r in apis.seen]
     assert times[1] - times[0] >= 2.9  # arXiv: 3 s
     assert times[3] - times[2] >= 0.9  # Europe PMC: 1 s
+
+
+class World(Recorded):
+    """The recordings, plus what a whole run also asks and no recording holds (each SYNTHESIZED, saying how):
+    a lookup answers with the entry of the recorded search that has that id; the arXiv PDF is a stand-in
+    (tools/tests/fixtures/documents/wal.pdf); the Europe PMC open-access record (record_by_pmid_core) joins
+    the recorded search results, and its full text is JATS built from that record's own abstract."""
+
+    def __call__(self, request: Request) -> Response:
+        from pathlib import Path
+
+        from research_engine import libraries
+
+        path, args = request.path, request.args
+        xml, js = "application/atom+xml; charset=utf-8", "application/json; charset=utf-8"
+        if path == "/arxiv/api/query" and args.get("id_list"):
+            etree = libraries.lxml_etree()
+            feed = etree.fromstring(fixture("arxiv", "search_all_testing_page1.xml"))
+            for entry in feed.findall(f"{arxiv.ATOM}entry"):
+                if not entry.findtext(f"{arxiv.ATOM}id").endswith("/" + args["id_list"]):
+                    feed.remove(entry)
+            return Response(etree.tostring(feed, xml_declaration=True, encoding="UTF-8"), content_type=xml)
+        if path.startswith("/arxiv/pdf/"):
+            pdf = Path(__file__).parent / "fixtures" / "documents" / "wal.pdf"
+            return Response(pdf.read_bytes(), content_type="application/pdf")
+        if path.startswith("/crossref/works/"):
+            doi = path.removeprefix("/crossref/works/").lower()
+            body = json.loads(fixture("crossref", "works_query_rows2.json"))
+            for item in body["message"]["items"]:
+                if item["DOI"].lower() == doi:
+                    return Response(
+                        json.dumps({"status": "ok", "message-type": "work", "message": item}), content_type=js
+                    )
+        if path == "/epmc/search":
+            oa = json.loads(fixture("europepmc", "record_by_pmid_core.json"))["resultList"]["result"][0]
+            body = json.loads(fixture("europepmc", "search_title_core_end_of_results.json"))
+            rows = body["resultList"]["result"] + [oa]
+            query = args.get("query", "")
+            if query.startswith("EXT_ID:"):
+                ident = query.split()[0].removeprefix("EXT_ID:")
+                rows = [r for r in rows if r["id"] == ident]
+            body["resultList"]["result"], body["hitCount"] = rows, len(rows)
+            return Response(json.dumps(body), content_type=js)
+        if path == "/epmc/PMC11516011/fullTextXML":
+            oa = json.loads(fixture("europepmc", "record_by_pmid_core.json"))["resultList"]["result"][0]
+            paragraphs = "".join(f"<p>{p}</p>" for p in europepmc.plain(oa["abstractText"]).split(". ") if p)
+            jats = (
+                f"<article><front><article-meta><title-group><article-title>{oa['title']}</article-title>"
+                f"</title-group></article-meta></front><body><sec><title>Results</title>{paragraphs}</sec>"
+                "</body></article>"
+            )
+            return Response(jats.encode(), content_type="application/xml")
+        if path == "/wiki/w/api.php" and args.get("prop") == "extracts":
+            return Response(fixture("wikipedia", "extract_plaintext_python.json"), content_type=js)
+        return super().__call__(request)
+
+
+def run_against(world, httpserver, monkeypatch, tmp_path, cli, objective: str, sources: str):
+    """`run --record` of `objective` gathering from `sources`, every service answered by `world`."""
+    import yaml
+
+    from research_engine import trace
+
+    httpserver.expect_request(__import__("re").compile(".*")).respond_with_handler(world)
+    base = httpserver.url_for("/").rstrip("/")
+    for name, path in (
+        ("ARXIV", "arxiv/api"),
+        ("ARXIV_WEB", "arxiv"),
+        ("CROSSREF", "crossref"),
+        ("EUROPEPMC", "epmc"),
+        ("WIKIPEDIA", "wiki"),
+    ):
+        monkeypatch.setenv(f"RESEARCH_ENGINE_{name}_URL", f"{base}/{path}")
+    brief = tmp_path / "brief.yaml"
+    fields = {
+        "objective": objective,
+        "deliverable": "a cited memo",
+        "depth": "quick",
+        "claim_types": ["factual"],
+        "recency": "any",
+        "output_path": str(tmp_path / "runs"),
+    }
+    brief.write_text(yaml.safe_dump(fields))
+    host = base.removeprefix("http://")
+    code, out, _, env = cli("run", brief, "--sources", sources, "--allow-host", host, "--record", "--json")
+    assert code in (0, 8), out
+    return trace.open_run(env["data"]["run_root"])
+
+
+def sources_of(run) -> dict[str, list[tuple[str, dict]]]:
+    from research_engine import retrieve
+
+    kinds: dict[str, list[tuple[str, dict]]] = {}
+    for ref in retrieve.list_sources(run):
+        meta, _ = retrieve.load_source(run, ref)
+        kinds.setdefault(meta["kind"], []).append((ref, meta))
+    return kinds
+
+
+OBJECTIVES = {
+    "arxiv": "What does research on software testing report?",
+    "crossref": "What is reported about communicating ecology?",
+    "europepmc": "What makes a deep learning model interpretable for local explanations?",
+    "wikipedia": "What is the Python programming language?",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", sorted(OBJECTIVES))
+def test_a_run_retrieves_verifies_and_replays_each_keyless_source(
+    source, httpserver, tmp_path, cli, monkeypatch
+):
+    from research_engine import runrecord, validate
+
+    run = run_against(World(), httpserver, monkeypatch, tmp_path, cli, OBJECTIVES[source], source)
+    kinds = sources_of(run)
+    assert source in kinds, sorted(kinds)
+    if source == "europepmc":
+        assert any(m["metadata"].get("part") == "full-text" for _, m in kinds["europepmc"])  # open full text
+    if source == "arxiv":
+        assert "web" in kinds and kinds["web"][0][1]["requested_url"].startswith(
+            runrecord.read(run)["allow_hosts"][0].join(("http://", "/arxiv/pdf/"))
+        )  # the PDF beside the abstract record
+    for ref, _ in kinds[source]:
+        evidence = run.path("evidence", sq=ref.split("/")[0], src=ref.split("/")[1])
+        if evidence.is_file():  # the verifier re-issued the request and rebuilt the passages alike
+            assert "reachable: true" in evidence.read_text()
+    assert not [e for e in runrecord.read(run).get("events", []) if e["kind"] == "source-failed"]
+    assert validate.validate_run(run).ok
+    code, out, _, replayed = cli("replay", run.root, "--json")
+    assert code == 0, out
+    assert replayed["data"]["identical"] is True and replayed["data"]["cassette_misses"] == []
+
+
+@pytest.mark.slow
+def test_one_run_routes_each_sub_question_and_says_why(httpserver, tmp_path, cli, monkeypatch):
+    objective = "What is the Python programming language, and what does research on software testing report?"
+    run = run_against(
+        World(), httpserver, monkeypatch, tmp_path, cli, objective, "arxiv,crossref,europepmc,wikipedia"
+    )
+    commands = set()
+    for path in run.root.glob("select/SQ-*.candidates.json"):
+        commands |= {q["command"] for q in json.loads(path.read_text())["queries"]}
+    assert commands == {"arxiv search", "crossref search", "europepmc search", "wikipedia search"}
+    selections = " ".join(p.read_text() for p in run.root.glob("select/SQ-*.selection.md"))
+    assert "asked wikipedia because a definition or background question" in selections
+    assert "asked arxiv because a factual claim is scholarly" in selections
