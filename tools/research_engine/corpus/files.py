@@ -26,7 +26,14 @@ from research_engine import bounded, libraries
 from research_engine.bounded import CAPS
 from research_engine.errors import ResearchEngineError
 from research_engine.extract import formats
-from research_engine.net.content import binary_reason, decode_text
+from research_engine.net.content import (
+    BINARY_BYTES,
+    BINARY_SHARE,
+    BINARY_SIGNATURES,
+    SNIFF_BYTES,
+    binary_reason,
+    decode_text,
+)
 
 log = logging.getLogger("research_engine.corpus")
 
@@ -139,6 +146,19 @@ def page_text(html: bytes) -> tuple[str, str]:
     return title, " ".join(main.text_content().split())
 
 
+# Bytes no text holds (WHATWG's binary data bytes, as in `net.content`), deleted in C to count them.
+_TEXT_BYTES = bytes(b for b in range(256) if b not in BINARY_BYTES)
+
+
+def _binary(body: bytes) -> str | None:
+    """Why `body` is binary data, by the fetcher's rule; a quick count first (nearly every file is text)."""
+    head = body[:SNIFF_BYTES]
+    suspicious = len(head.translate(None, _TEXT_BYTES)) >= BINARY_SHARE * len(head) or head.startswith(
+        tuple(signature for signature, _ in BINARY_SIGNATURES)
+    )
+    return binary_reason(body) if suspicious or head[:2] in (b"\xff\xfe", b"\xfe\xff") else None
+
+
 def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
     """(title, text) of one document; `Unreadable` with the reason when it cannot be read."""
     try:
@@ -147,7 +167,7 @@ def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
         raise Unreadable(exc.message) from exc
     kind = entry.format
     if kind in TEXTUAL_FORMATS:
-        why = binary_reason(body)
+        why = _binary(body)
         if why is not None:
             raise Unreadable(f"binary data ({why}) behind a {Path(entry.rel).suffix} name")
     if kind == "html":
