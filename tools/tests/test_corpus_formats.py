@@ -66,6 +66,7 @@ def test_unreadable_files_are_skipped_with_a_reason_never_a_crash(tmp_path, monk
     outside.write_text("# Secret\n\nNot part of the corpus.\n")
     (root / "link.md").symlink_to(outside)
     (root / "big.md").write_text("# Big\n\n" + "word " * 20_000)
+    (root / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512))
     (root / ".git").mkdir()
     (root / ".git" / "notes.md").write_text("# not a document")
     monkeypatch.setattr(corpus_files, "SIZE_CAP", 70_000)
@@ -73,7 +74,16 @@ def test_unreadable_files_are_skipped_with_a_reason_never_a_crash(tmp_path, monk
 
     corpus = Corpus(root)
     reasons = {s.rel: s.reason for s in corpus.skipped}
-    assert set(reasons) == {"scanned.pdf", "locked.pdf", "broken.docx", "image.txt", "link.md", "big.md"}
+    assert set(reasons) == {
+        "scanned.pdf",
+        "locked.pdf",
+        "broken.docx",
+        "image.txt",
+        "link.md",
+        "big.md",
+        "old.doc",
+    }
+    assert "save it as .docx" in reasons["old.doc"]
     assert "no text layer" in reasons["scanned.pdf"]
     assert "password" in reasons["locked.pdf"]
     assert "unreadable Word document" in reasons["broken.docx"]

@@ -153,3 +153,50 @@ def test_the_reader_is_chosen_by_type_then_by_name_then_by_bytes():
     assert kind_of(b"# x", "text/plain", "http://127.0.0.1:1/notes/a.md") == "markdown"
     assert kind_of(b"x", "text/plain", "http://127.0.0.1:1/a.txt") == "text"
     assert kind_of(b"<p>x</p>", "text/html") is None
+
+
+def test_a_word_file_keeps_content_controls_text_boxes_and_footnotes(tmp_path):
+    """The fixture rewritten the way Word writes these parts: a paragraph inside a content control
+    (`w:sdt`), a text box (`w:txbxContent`) and a footnotes part with one footnote."""
+    import zipfile
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    sdt = (
+        f"<w:sdt {w}><w:sdtContent><w:p><w:r><w:t>A paragraph inside a content control.</w:t></w:r></w:p>"
+        "</w:sdtContent></w:sdt>"
+    )
+    box = (
+        f"<w:p {w}><w:r><w:pict><w:txbxContent><w:p><w:r><w:t>Text in a text box.</w:t></w:r></w:p>"
+        "</w:txbxContent></w:pict></w:r></w:p>"
+    )
+    footnotes = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes {w}>'
+        '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+        '<w:footnote w:id="1"><w:p><w:r><w:t>A footnote saying where the lock states come from.</w:t></w:r>'
+        "</w:p></w:footnote></w:footnotes>"
+    )
+    source = zipfile.ZipFile(DOCUMENTS / "locking.docx")
+    target = tmp_path / "notes.docx"
+    with zipfile.ZipFile(target, "w") as out:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + sdt.encode() + box.encode(), 1)
+            elif item.filename == "word/_rels/document.xml.rels":
+                rel = (
+                    '<Relationship Id="rIdNotes" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                    'relationships/footnotes" Target="footnotes.xml"/>'
+                )
+                data = data.replace(b"</Relationships>", rel.encode() + b"</Relationships>")
+            elif item.filename == "[Content_Types].xml":
+                override = (
+                    '<Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-'
+                    'officedocument.wordprocessingml.footnotes+xml"/>'
+                )
+                data = data.replace(b"</Types>", override.encode() + b"</Types>")
+            out.writestr(item, data)
+        out.writestr("word/footnotes.xml", footnotes)
+    page = extract_document(target.read_bytes(), content_type=DOCX, allow_pdf=True)
+    texts = [p.text for p in page.passages]
+    assert texts[0] == "A paragraph inside a content control." and "Text in a text box." in texts
+    assert texts[-2:] == ["Notes", "A footnote saying where the lock states come from."]

@@ -46,10 +46,23 @@ FORMATS: dict[str, tuple[str, str]] = {
     ".markdown": ("markdown", "text/markdown; charset=utf-8"),
     ".txt": ("text", "text/plain; charset=utf-8"),
     ".text": ("text", "text/plain; charset=utf-8"),
+    ".rst": ("text", "text/plain; charset=utf-8"),
+    ".adoc": ("text", "text/plain; charset=utf-8"),
+    ".org": ("text", "text/plain; charset=utf-8"),
     ".pdf": ("pdf", "application/pdf"),
     ".docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
 }
 TEXTUAL_FORMATS = ("html", "markdown", "text")
+# Document formats a folder often holds that the corpus does not read: listed as skipped, with what to do.
+UNREAD = {
+    ".doc": "an old binary Word document: save it as .docx",
+    ".rtf": "Rich Text: save it as .docx",
+    ".odt": "an OpenDocument text: save it as .docx",
+    ".pages": "a Pages document: export it as .docx or PDF",
+    ".pptx": "a slide deck: export it as PDF",
+    ".ppt": "a slide deck: export it as PDF",
+    ".epub": "an e-book: convert it to HTML or PDF",
+}
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SIZE_CAP = CAPS["corpus document"]
 
@@ -97,7 +110,12 @@ def list_folder(root: Path) -> tuple[list[Entry], list[Skipped]]:
         for name in filenames:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if path.suffix.lower() not in FORMATS or _hidden(rel):
+            if _hidden(rel):
+                continue
+            if path.suffix.lower() in UNREAD:
+                skipped.append(Skipped(rel, f"not a format the corpus reads ({UNREAD[path.suffix.lower()]})"))
+                continue
+            if path.suffix.lower() not in FORMATS:
                 continue
             reason = None
             try:

@@ -102,6 +102,10 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     """The window of `text` holding the most distinct query terms (SearXNG's `content`)."""
     terms = set(tokenize(query))
     sentences = re.split(r"(?<=[.!?])\s+", text)
+    # Only windows holding a sentence that could carry a query word are worth tokenizing (a 300-page PDF has
+    # thousands of sentences): a folded term's first four letters appear in any word it was folded from.
+    stems = [t[:4] for t in terms if t]
+    hits = [any(stem in s.lower() for stem in stems) for s in sentences]
     best, best_score = "", -1
     for i, sentence in enumerate(sentences):
         window = sentence
@@ -109,6 +113,8 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
         while len(window) < width // 2 and j < len(sentences):
             window += " " + sentences[j]
             j += 1
+        if best_score >= 0 and not any(hits[i:j]):
+            continue  # no query word in it: it scores 0, and the first window already holds that
         score = len(terms & set(tokenize(window)))
         if score > best_score:
             best, best_score = window, score

@@ -1,6 +1,7 @@
 """Word (.docx) -> chunks, read with python-docx in document order.
 
-Paragraphs and tables are walked as the body holds them (`Document.iter_inner_content`): a paragraph
+Paragraphs and tables are walked as the body holds them (content controls opened, text boxes read after
+their paragraph, footnotes and endnotes at the end under "Notes"): a paragraph
 whose style is `Title` or `Heading N` (or a localized heading style based on one) is a heading; one
 with list numbering (`w:numPr`, directly or through its style) or a `List ...` style is a list item;
 any other non-empty paragraph is a paragraph. A table gives one row chunk per row, cells joined with
@@ -70,22 +71,65 @@ def _table_rows(table: Any) -> list[str]:
     return rows
 
 
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+def _blocks(document: Any, parent: Any) -> Any:
+    """Paragraphs and tables in body order, content controls (`w:sdt`: a cover page, a table of contents)
+    opened rather than skipped."""
+    docx = libraries.docx()
+    for child in parent.iterchildren():
+        if child.tag == f"{W}p":
+            yield docx.text.paragraph.Paragraph(child, document)
+        elif child.tag == f"{W}tbl":
+            yield docx.table.Table(child, document)
+        elif child.tag == f"{W}sdt":
+            content = child.find(f"{W}sdtContent")
+            if content is not None:
+                yield from _blocks(document, content)
+
+
+def _boxed(paragraph: Any) -> list[str]:
+    """The paragraphs of text boxes anchored in a paragraph (python-docx's `text` leaves them out)."""
+    texts = ["".join(t.text or "" for t in box.iter(f"{W}t")) for box in paragraph._p.iter(f"{W}txbxContent")]
+    return [" ".join(t.split()) for t in texts if t.strip()]
+
+
+def _notes(document: Any) -> list[str]:
+    """Footnote and endnote texts, in order (their separators and continuation marks left out)."""
+    out: list[str] = []
+    for rel in document.part.rels.values():
+        if rel.reltype.endswith(("/footnotes", "/endnotes")) and not rel.is_external:
+            root = libraries.lxml_etree().fromstring(rel.target_part.blob)
+            for note in root:
+                if note.get(f"{W}type") in (None, "normal"):
+                    text = " ".join("".join(t.text or "" for t in note.iter(f"{W}t")).split())
+                    if text:
+                        out.append(text)
+    return out
+
+
 def docx_chunks(document: Any) -> tuple[list[tuple[str, str]], str | None]:
-    """(chunks, the Title paragraph's text) of an open python-docx Document."""
+    """(chunks, the Title paragraph's text) of an open python-docx Document: the body in order, then its
+    footnotes and endnotes."""
     docx = libraries.docx()
     chunks: list[tuple[str, str]] = []
     title: str | None = None
-    for block in document.iter_inner_content():
+    for block in _blocks(document, document.element.body):
         if isinstance(block, docx.table.Table):
             chunks.extend(("table-row", row) for row in _table_rows(block))
             continue
         text = " ".join(block.text.split())
-        if not text:
-            continue
-        kind = paragraph_kind(block)
-        if title is None and "title" in _style_names(block):
-            title = text
-        chunks.append((kind, text))
+        if text:
+            kind = paragraph_kind(block)
+            if title is None and "title" in _style_names(block):
+                title = text
+            chunks.append((kind, text))
+        chunks.extend(("paragraph", boxed) for boxed in _boxed(block))
+    notes = _notes(document)
+    if notes:
+        chunks.append(("heading", "Notes"))
+        chunks.extend(("paragraph", note) for note in notes)
     return chunks, title
 
 

@@ -150,8 +150,10 @@ def layout_chunks(pages: list[list[Line]]) -> list[tuple[str, str]]:
     lines = [
         line
         for page in pages
-        for line in page
-        if re.sub(r"\d+", "#", line.text) not in running and not _PAGE_NUMBER.match(line.text)
+        for number, line in enumerate(page)
+        if re.sub(r"\d+", "#", line.text) not in running
+        # A bare number is a page number only at the page's top or bottom (a table cell elsewhere).
+        and not (_PAGE_NUMBER.match(line.text) and (number < 2 or number >= len(page) - 2))
     ]
     if not lines:
         return []
