@@ -102,7 +102,7 @@ def scale(pages: list[Path], count: int) -> dict[str, Any]:
             for query in QUERIES:
                 seconds, _ = timed(lambda q=query: corpus.index.search(q))
                 query_times.append(seconds)
-        cache_bytes = sum(p.stat().st_size for p in (cache_root / "corpus").glob("*.json"))
+        cache_bytes = sum(p.stat().st_size for p in (cache_root / "corpus").rglob("*.json"))
         return {
             "files": count,
             "documents": len(corpus.index.pages),

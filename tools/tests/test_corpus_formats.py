@@ -110,7 +110,7 @@ def test_the_index_is_built_once_per_folder_content_and_follows_changes(tmp_path
     root = mixed_folder(tmp_path / "docs")
     cache_root = tmp_path / "cache"
     first = Corpus(root, cache_root=cache_root)
-    assert first.cache_hits == 0 and list((cache_root / "corpus").glob("*.json"))
+    assert first.cache_hits == 0 and list((cache_root / "corpus").glob("*/shard-*.json"))
     again = Corpus(root, cache_root=cache_root)
     assert again.cache_hits == len(MIXED)  # nothing read again
     query = "WAL checkpoint readers writers"
@@ -136,8 +136,9 @@ def test_a_damaged_cache_is_rebuilt(tmp_path):
     root = mixed_folder(tmp_path / "docs")
     cache_root = tmp_path / "cache"
     Corpus(root, cache_root=cache_root)
-    (path,) = (cache_root / "corpus").glob("*.json")
-    path.write_text("{not json")
+    shards = list((cache_root / "corpus").glob("*/shard-*.json"))
+    for path in shards:
+        path.write_text("{not json")
     rebuilt = Corpus(root, cache_root=cache_root)
     assert rebuilt.cache_hits == 0 and len(rebuilt.index.pages) == len(MIXED)
     assert Corpus(root, cache_root=cache_root).cache_hits == len(MIXED)

@@ -1,12 +1,13 @@
 """The index of a corpus folder kept between starts, under the cache directory (never in the folder).
 
-One file per folder, `<cache_root>/corpus/<sha256 of the folder's path>.json`, holding for every document
+One directory per folder, `<cache_root>/corpus/<sha256 of the folder's path>/`, holding for every document
 its size and modification time with what the index read from it (title, text, token counts) or why it was
-skipped, and the digest of the whole file list. A start lists the folder (stat only), takes each document
-whose size and time are unchanged from the cache, reads only the new and changed ones, forgets the removed
-ones, and rewrites the cache when the digest moved: an index built once per folder content, correct when
-files are added, changed or removed. A cache written by another reader version, or damaged, is ignored
-and rebuilt; one that cannot be written costs nothing but the next start's time.
+skipped, in 64 shard files by the hash of the document's path. A start lists the folder (stat only), takes
+each document whose size and time are unchanged from the cache, reads only the new and changed ones,
+forgets the removed ones, and rewrites only the shards that changed: an index built once per folder
+content, correct when files are added, changed or removed, and a one-file change costs one shard's write.
+A shard written by another reader version, or damaged, is ignored and rebuilt; one that cannot be
+written costs nothing but the next start's time.
 """
 
 from __future__ import annotations
@@ -31,8 +32,15 @@ CACHE_FORMAT = 1
 CACHE_CAP = 2 * 1024**3  # a 10,000-document folder's cache is a few hundred MB at most
 
 
-def cache_path(cache_root: Path, root: Path) -> Path:
-    return cache_root / "corpus" / (hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:32] + ".json")
+SHARDS = 64
+
+
+def cache_dir(cache_root: Path, root: Path) -> Path:
+    return cache_root / "corpus" / hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:32]
+
+
+def shard_of(rel: str) -> int:
+    return hashlib.sha256(rel.encode("utf-8")).digest()[0] % SHARDS
 
 
 def _version() -> str:
@@ -40,19 +48,21 @@ def _version() -> str:
 
 
 def load(cache_root: Path, root: Path) -> dict[str, Any]:
-    """The cached entries of `root` by relative path ({} when there is no usable cache)."""
-    path = cache_path(cache_root, root)
-    if not path.is_file():
-        return {}
-    try:
-        data = bounded.load_json(bounded.read_bytes(path, "artifact", cap=CACHE_CAP), str(path))
-    except (BadInput, OSError) as exc:
-        log.info("corpus: ignoring the index cache %s: %s", path, exc)
-        return {}
-    if not isinstance(data, dict) or data.get("version") != _version() or data.get("root") != str(root):
-        return {}
-    entries = data.get("entries")
-    return entries if isinstance(entries, dict) else {}
+    """The cached entries of `root` by relative path ({} when there is no usable cache); a shard written by
+    another version, for another folder, or damaged is left out (its documents are read again)."""
+    folder = cache_dir(cache_root, root)
+    entries: dict[str, Any] = {}
+    for path in sorted(folder.glob("shard-*.json")) if folder.is_dir() else []:
+        try:
+            data = bounded.load_json(bounded.read_bytes(path, "artifact", cap=CACHE_CAP), str(path))
+        except (BadInput, OSError) as exc:
+            log.info("corpus: ignoring the index cache shard %s: %s", path, exc)
+            continue
+        if isinstance(data, dict) and data.get("version") == _version() and data.get("root") == str(root):
+            shard = data.get("entries")
+            if isinstance(shard, dict):
+                entries.update(shard)
+    return entries
 
 
 def fresh(cached: dict[str, Any], entry: Entry) -> dict[str, Any] | None:
@@ -90,11 +100,25 @@ def page_from(rel: str, record: dict[str, Any]) -> CorpusPage:
     )
 
 
-def save(cache_root: Path, root: Path, digest: str, entries: dict[str, Any]) -> None:
-    """Write the cache (best effort: a cache that cannot be written is only a slower next start)."""
-    path = cache_path(cache_root, root)
-    document = {"version": _version(), "root": str(root), "digest": digest, "entries": entries}
-    try:
-        atomic_write_text(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")))
-    except (OSError, BadInput) as exc:
-        log.info("corpus: could not write the index cache %s: %s", path, exc)
+def dirty_shards(cached: dict[str, Any], records: dict[str, Any]) -> set[int]:
+    """The shards whose content differs between the cache and this start's records."""
+    changed = {rel for rel, record in records.items() if cached.get(rel) is not record}
+    changed |= set(cached) - set(records)
+    return {shard_of(rel) for rel in changed}
+
+
+def save(cache_root: Path, root: Path, records: dict[str, Any], shards: set[int]) -> None:
+    """Write the changed shards (best effort: a cache that cannot be written is only a slower next start)."""
+    folder = cache_dir(cache_root, root)
+    by_shard: dict[int, dict[str, Any]] = {n: {} for n in shards}
+    for rel, record in records.items():
+        if shard_of(rel) in by_shard:
+            by_shard[shard_of(rel)][rel] = record
+    for number, entries in sorted(by_shard.items()):
+        path = folder / f"shard-{number:02d}.json"
+        document = {"version": _version(), "root": str(root), "entries": entries}
+        try:
+            atomic_write_text(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+        except (OSError, BadInput) as exc:
+            log.info("corpus: could not write the index cache %s: %s", path, exc)
+            return

@@ -81,8 +81,10 @@ class Corpus:
                 self.skipped.append(Skipped(entry.rel, str(record["skipped"])))
                 log.warning("corpus: skipped %s: %s", entry.rel, record["skipped"])
         self.skipped.sort(key=lambda s: s.rel)
-        if self.cache_root is not None and (self.cache_hits < len(records) or len(cached) != len(records)):
-            cache.save(self.cache_root, self.root, self.digest, records)
+        if self.cache_root is not None:
+            shards = cache.dirty_shards(cached, records)
+            if shards:
+                cache.save(self.cache_root, self.root, records, shards)
         return pages
 
     def record(self) -> dict[str, Any]:

@@ -6,8 +6,9 @@ Why these choices:
   such as "threads processes asyncio" must match "threading", "Process-based parallelism".
 - BM25 is our own ~50 lines (`Bm25Index`): the index also has to produce the snippet and be
   deterministic to the byte (ties broken by path), and rank-bm25 would add a dependency for the
-  scoring loop alone. A query walks every document (no postings): a 10,000-file folder still answers
-  in tens of milliseconds (bench/corpus_index.py), and nothing is built at start-up beyond the counts.
+  scoring loop alone. Nothing is built at start-up beyond the counts; a query term's postings (the
+  documents holding it) are found on the first query asking for it and remembered, so a query scores only
+  the documents holding one of its terms (figures in bench/corpus_index.py).
 
 Pure: no I/O.
 """
@@ -72,6 +73,16 @@ class Bm25Index:
         for page in pages:
             self.doc_freq.update(page.tokens.keys())
         self.avg_len = (sum(p.length for p in pages) / len(pages)) if pages else 0.0
+        self._postings: dict[str, list[int]] = {}  # term -> pages holding it, found on the first query asking
+
+    def postings(self, term: str) -> list[int]:
+        """The pages holding `term` in their text or title (one scan per term, then remembered)."""
+        found = self._postings.get(term)
+        if found is None:
+            pages = self.pages
+            found = [n for n, page in enumerate(pages) if term in page.tokens or term in page.title_terms]
+            self._postings[term] = found
+        return found
 
     def idf(self, term: str) -> float:
         n, df = len(self.pages), self.doc_freq.get(term, 0)
@@ -82,8 +93,10 @@ class Bm25Index:
         if not terms or not self.pages:
             return []
         idf = {term: self.idf(term) for term in terms}
+        holding = sorted({n for term in terms for n in self.postings(term)})
         scored = []
-        for page in self.pages:
+        for number in holding:
+            page = self.pages[number]
             score = 0.0
             for term in terms:
                 tf = page.tokens.get(term, 0)
