@@ -15,6 +15,7 @@ pytestmark = pytest.mark.slow
 
 
 def brief_at(tmp_path: Path, **fields) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "brief.yaml"
     data = {**BRIEF, "depth": "quick", "output_path": str(tmp_path / "runs"), **fields}
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
@@ -109,3 +110,42 @@ def test_each_format_is_found_quoted_verified_and_replayed(name, tmp_path, cli):
     code, out, _, replayed = cli("replay", run.root, "--json")
     assert code == 0, out
     assert replayed["data"]["identical"] is True
+
+
+def test_folders_served_once_by_a_caller_serve_several_runs(tmp_path):
+    """The library piece `batch` calls: a caller serves the folders once and runs use them; the servers
+    outlive each run and stop when the caller is done."""
+    import httpx
+
+    from research_engine.corpus.session import serve_corpora
+    from research_engine.engine import loop
+    from research_engine.settings import Settings
+
+    folder = write_mini_web(tmp_path / "docs")
+    with serve_corpora([folder], cache_root=tmp_path / "cache") as served:
+        roots = []
+        for number in (1, 2):
+            brief = brief_at(tmp_path / f"b{number}")
+            options = loop.EngineOptions(dry_run=True)
+            outcome = loop.run(brief, options, settings=Settings(), served=served)
+            roots.append(outcome.run_root)
+            assert httpx.get(f"{served.urls[0]}/robots.txt").status_code == 200  # still serving
+        records = [runrecord.read(trace.open_run(r))["corpus"] for r in roots]
+        assert records[0] == records[1] == served.records()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{served.urls[0]}/robots.txt", timeout=2)
+
+
+def test_a_busy_port_on_resume_is_a_clear_error(tmp_path):
+    import socket
+
+    from research_engine.corpus.session import start_corpora
+    from research_engine.errors import BadInput
+
+    folder = write_mini_web(tmp_path / "docs")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(BadInput) as caught:
+            start_corpora([folder], ports=[taken.getsockname()[1]])
+    assert caught.value.code == "corpus-port-busy" and "free the port and resume" in caught.value.message

@@ -53,6 +53,10 @@ class ServedCorpora:
         """Whether `url` is a document of one of these folders (its PDFs and Word files need no --pdf)."""
         return any(url.startswith(base + "/") for base in self.urls)
 
+    def copy(self) -> ServedCorpora:
+        """The same folders and URLs without the servers: a run using them leaves them running."""
+        return ServedCorpora(entries=self.records())
+
     def stop(self) -> None:
         for server in self.servers:
             server.stop()

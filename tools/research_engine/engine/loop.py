@@ -340,8 +340,13 @@ def start(
     settings: Settings,
     progress: Progress | None = None,
     model: Any = None,
+    served: ServedCorpora | None = None,
 ) -> Engine:
-    """Lock the brief and prepare a new run (nothing is fetched yet)."""
+    """Lock the brief and prepare a new run (nothing is fetched yet).
+
+    `served`: corpus folders a caller already serves (`corpus.session.start_corpora`; a batch serves its
+    folders once for all its runs); the run uses them and leaves them running. Otherwise `options.corpus`
+    folders are served for this run alone."""
     if options.record and options.replay:
         raise BadInput("--record and --replay exclude each other", code="bad-options")
 
@@ -365,6 +370,8 @@ def start(
         corpora = ServedCorpora.from_records(recorded.get("corpus") or [])
     else:
         legacy = False
+        if served is not None:
+            options.corpus = [str(e["path"]) for e in served.entries]
         options.corpus = [str(path) for path in check_folders(options.corpus)]
         # A corpus run gathers from its folders unless told otherwise: a private folder's questions are not
         # sent to public APIs by default.
@@ -375,7 +382,11 @@ def start(
         # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
         configured_endpoint(settings, model=options.model.partition(":")[2] or None)
     if options.corpus and not options.replay:
-        corpora = start_corpora(options.corpus, cache_root=settings.cache_root)
+        # This run's own servers, or the caller's (a copy without them: this run does not stop them).
+        if served is None:
+            corpora = start_corpora(options.corpus, cache_root=settings.cache_root)
+        else:
+            corpora = served.copy()
         # Allowed for this run, and only these: exactly the servers' HOST:PORT pairs.
         options.allow_hosts = [*options.allow_hosts, *corpora.allow_hosts]
     try:
@@ -514,14 +525,17 @@ def run(
     settings: Settings | None = None,
     progress: Progress | None = None,
     model: Any = None,
+    served: ServedCorpora | None = None,
 ) -> Outcome:
-    """Lock `brief_path` and drive the run to its end (or its budget, or the dry-run's selection)."""
+    """Lock `brief_path` and drive the run to its end (or its budget, or the dry-run's selection);
+    `served`: corpus folders the caller serves (see `start`)."""
     engine = start(
         brief_path,
         options or EngineOptions(),
         settings=settings or Settings(),
         progress=progress,
         model=model,
+        served=served,
     )
     return engine.drive()
 
