@@ -142,3 +142,21 @@ def test_a_damaged_cache_is_rebuilt(tmp_path):
     rebuilt = Corpus(root, cache_root=cache_root)
     assert rebuilt.cache_hits == 0 and len(rebuilt.index.pages) == len(MIXED)
     assert Corpus(root, cache_root=cache_root).cache_hits == len(MIXED)
+
+
+def test_file_names_with_spaces_and_any_letters_are_searched_fetched_and_read(tmp_path):
+    from research_engine.net import HttpClient
+    from research_engine.retrieve.pages import fetch_document
+
+    root = tmp_path / "docs"
+    (root / "Q3 notes").mkdir(parents=True)
+    shutil.copy(DOCUMENTS / "wal.pdf", root / "Q3 notes" / "Write-Ahead Logging (résumé) #2.pdf")
+    shutil.copy(DOCUMENTS / "isolation.md", root / "isolation.md")
+    with CorpusServer(root) as server:
+        found = httpx.get(f"{server.url}/search", params={"q": "checkpoint WAL", "format": "json"}).json()
+        url = found["results"][0]["url"]
+        assert url.endswith("/Q3%20notes/Write-Ahead%20Logging%20%28r%C3%A9sum%C3%A9%29%20%232.pdf")
+        host = server.url.removeprefix("http://")
+        with HttpClient(allow_hosts=[host], use_cache=False) as client:
+            doc, result = fetch_document(client, url, allow_pdf=True, check_robots=False)
+    assert result.ok and doc is not None and any(p.text == "2.2. Concurrency" for p in doc.passages)

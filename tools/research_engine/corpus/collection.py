@@ -13,7 +13,7 @@ import hashlib
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from research_engine.corpus import cache
 from research_engine.corpus.files import Entry, Skipped, Unreadable, list_folder, read_for_index
@@ -110,7 +110,7 @@ class Corpus:
         start = (pageno - 1) * PAGE_SIZE
         results = []
         for position, (score, page) in enumerate(ranked[start : start + PAGE_SIZE], start + 1):
-            url = f"{base_url}/{page.path}"
+            url = f"{base_url}/{quote(page.path)}"  # a file name may hold spaces, brackets, any letter
             parts = urlsplit(url)
             results.append(
                 {
