@@ -149,3 +149,14 @@ def test_a_busy_port_on_resume_is_a_clear_error(tmp_path):
         with pytest.raises(BadInput) as caught:
             start_corpora([folder], ports=[taken.getsockname()[1]])
     assert caught.value.code == "corpus-port-busy" and "free the port and resume" in caught.value.message
+
+
+def test_a_short_note_in_the_folder_is_a_source(tmp_path, cli):
+    folder = write_mini_web(tmp_path / "docs")
+    (folder / "note.txt").write_text("The build server runs the nightly tests at 02:00 UTC.\n", encoding="utf-8")
+    brief = brief_at(tmp_path, objective="When does the build server run the nightly tests?")
+    code, out, _, env = cli("run", brief, "--corpus", folder, "--json")
+    assert code in (0, 8), out
+    run = trace.open_run(env["data"]["run_root"])
+    urls = [retrieve.load_source(run, ref)[0]["requested_url"] for ref in retrieve.list_sources(run)]
+    assert any(u.endswith("/note.txt") for u in urls), urls

@@ -141,8 +141,15 @@ class ResearchStages(EngineState):
                 )
                 for c in group
             ]
+            # A short file of the user's own folder is a source: the thin-page rule is for web boilerplate.
             retrieved = retrieve_pages(
-                self.run, sq, pages, self.client, allow_pdf=documents, timed=self.clock.timed
+                self.run,
+                sq,
+                pages,
+                self.client,
+                allow_pdf=documents,
+                timed=self.clock.timed,
+                keep_thin=documents,
             )
             for page in retrieved:
                 if page.ref is not None:

@@ -100,15 +100,19 @@ def retrieve_pages(
     *,
     allow_pdf: bool = False,
     timed: Callable[[str], AbstractContextManager[Any]] | None = None,
+    keep_thin: bool = False,
 ) -> list[Retrieved]:
     """Fetch `pages` and record each readable, non-thin one under `sq`; one Retrieved per page, in order.
 
-    `timed("extract")`, when given, wraps each extraction (the engine books its time)."""
+    `timed("extract")`, when given, wraps each extraction (the engine books its time). `keep_thin` records
+    a short document too: a user's own short note is content, where a thin web page is boilerplate."""
     accept = DOCUMENT_ACCEPT if allow_pdf else ("html", "text")
     results = client.get_many([p.url for p in pages], accept=accept) if pages else []
     out: list[Retrieved] = []
     for request, result in zip(pages, results, strict=True):
-        out.append(_record_page(run, sq, request, result, allow_pdf=allow_pdf, timed=timed))
+        out.append(
+            _record_page(run, sq, request, result, allow_pdf=allow_pdf, timed=timed, keep_thin=keep_thin)
+        )
     return out
 
 
@@ -120,6 +124,7 @@ def _record_page(
     *,
     allow_pdf: bool,
     timed: Callable[[str], AbstractContextManager[Any]] | None,
+    keep_thin: bool = False,
 ) -> Retrieved:
     if not result.ok:
         return Retrieved(request, result, None, error=result.error, detail=result.error_detail)
@@ -128,7 +133,7 @@ def _record_page(
     if doc is None:
         result.ok, result.error, result.error_detail = False, "decode-error", why
         return Retrieved(request, result, None, error="decode-error", detail=why)
-    if doc.extraction.get("thin"):
+    if doc.extraction.get("thin") and not (keep_thin and doc.passages):
         return Retrieved(request, result, doc, error=THIN, detail="too little text to be a source")
     doc.requested_url = request.url
     doc.access_tier = request.access_tier or AccessTier.OPEN
