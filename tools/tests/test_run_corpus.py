@@ -153,7 +153,8 @@ def test_a_busy_port_on_resume_is_a_clear_error(tmp_path):
 
 def test_a_short_note_in_the_folder_is_a_source(tmp_path, cli):
     folder = write_mini_web(tmp_path / "docs")
-    (folder / "note.txt").write_text("The build server runs the nightly tests at 02:00 UTC.\n", encoding="utf-8")
+    note = "The build server runs the nightly tests at 02:00 UTC.\n"
+    (folder / "note.txt").write_text(note, encoding="utf-8")
     brief = brief_at(tmp_path, objective="When does the build server run the nightly tests?")
     code, out, _, env = cli("run", brief, "--corpus", folder, "--json")
     assert code in (0, 8), out

@@ -427,3 +427,27 @@ def test_one_run_routes_each_sub_question_and_says_why(httpserver, tmp_path, cli
     selections = " ".join(p.read_text() for p in run.root.glob("select/SQ-*.selection.md"))
     assert "asked wikipedia because a definition or background question" in selections
     assert "asked arxiv because a factual claim is scholarly" in selections
+
+
+def test_the_verifier_rereads_a_pdf_the_retrieval_read(httpserver, locked_run):
+    """An arXiv paper's PDF (here a stand-in PDF) is retrieved with PDFs allowed; the verifier's re-fetch
+    accepts the same kind of document, so a claim quoting it can be checked."""
+    from pathlib import Path
+
+    from research_engine.retrieve.pages import PageRequest, retrieve_pages
+    from research_engine.verify.refetch import fetch_fresh
+
+    pdf = (Path(__file__).parent / "fixtures" / "documents" / "wal.pdf").read_bytes()
+    httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
+    path = "/arxiv/pdf/1605.08386v1"
+    httpserver.expect_request(path).respond_with_data(pdf, content_type="application/pdf")
+    url = httpserver.url_for(path)
+    client = fetch_policy(Settings(allow_private=True), client_options={"per_host_interval": 0.0}).client()
+    try:
+        (page,) = retrieve_pages(locked_run, "SQ-01", [PageRequest(url=url)], client, allow_pdf=True)
+        assert page.ref is not None
+        fresh = fetch_fresh(locked_run, page.ref, client)
+    finally:
+        client.close()
+    assert fresh.reachable and fresh.changed is False
+    assert "2.2. Concurrency" in [p.text for p in fresh.passages]

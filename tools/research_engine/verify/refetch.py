@@ -23,6 +23,7 @@ from research_engine.errors import BadInput, ResearchEngineError
 from research_engine.extract import extract_document
 from research_engine.ids import parse_source_ref
 from research_engine.net import fetch_policy
+from research_engine.net.content import FAMILIES
 from research_engine.retrieve import load_source, render_passages, store_snapshot
 from research_engine.retrieve.api import page_passages, work_document
 from research_engine.retrieve.works import chunks_for
@@ -33,6 +34,7 @@ from research_engine.trace import Run, iso
 from research_engine.vocabulary import API_KINDS, KEYLESS_KINDS, SourceKind
 
 DOCUMENTS = ("pdf", "docx")  # the families a corpus folder's documents may also be
+DOCUMENT_TYPES = (*FAMILIES["pdf"], *FAMILIES["docx"])
 
 # Extra HttpClient options for the verifier's own client (politeness tuning; tests make it fast);
 # use_cache=False is always forced: a cached body is not an independent copy.
@@ -83,8 +85,12 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
     url = meta["requested_url"]
     kind = meta.get("kind", SourceKind.WEB)
     at = iso()
-    # A document of the run's own corpus folder is read whatever its format, as at retrieval.
-    documents = any(url.startswith(origin + "/") for origin in runrecord.corpus_origins(run))
+    # A document of the run's own corpus folder is read whatever its format, as at retrieval; so is a PDF or
+    # Word file the retrieval read (an arXiv PDF, `fetch --pdf`): the verifier re-reads what was used.
+    retrieved_as = str(meta.get("content_type") or "").split(";")[0].strip().lower()
+    documents = retrieved_as in DOCUMENT_TYPES or any(
+        url.startswith(origin + "/") for origin in runrecord.corpus_origins(run)
+    )
     if kind in API_KINDS:
         result = client.get(url, accept=("json", "xml"), check_robots=False)
     else:
