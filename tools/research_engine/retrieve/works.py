@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from research_engine.documents import Document
-from research_engine.errors import BadInput
+from research_engine.errors import BadInput, BudgetSpent, ResearchEngineError
 from research_engine.retrieve.api import api_document
 from research_engine.retrieve.store import record
 from research_engine.sources import arxiv, crossref, europepmc, wikipedia
@@ -185,10 +185,14 @@ def record_keyless(
         response = fetched.response
         if rec.open_access and rec.pmcid:
             try:
-                response = europepmc.full_text(rec.pmcid, client=client, settings=settings)
-                meta["part"] = FULL_TEXT
-            except BadInput as exc:
-                meta["full_text_failed"] = exc.message  # the abstract record stands in
+                text = europepmc.full_text(rec.pmcid, client=client, settings=settings)
+                if not europepmc.jats_chunks(text.body)[1]:
+                    raise BadInput("the full text holds no paragraphs", code="decode-error")
+                response, meta["part"] = text, FULL_TEXT
+            except BudgetSpent:
+                raise
+            except ResearchEngineError as exc:  # not found, rate limited, not JATS: the record stands in
+                meta["full_text_failed"] = exc.message
         doc = work_document(
             kind,
             response,
