@@ -15,6 +15,7 @@ Pure apart from reading the bytes it is given.
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 from typing import Any
 
 from research_engine import libraries
@@ -133,6 +134,14 @@ def docx_chunks(document: Any) -> tuple[list[tuple[str, str]], str | None]:
     return chunks, title
 
 
+def _utc(value: datetime | None) -> str | None:
+    """A core-property date in ISO 8601: Word writes them in UTC (W3CDTF with `Z`); python-docx before 1.2
+    hands them back without the zone."""
+    if value is None:
+        return None
+    return (value.replace(tzinfo=UTC) if value.tzinfo is None else value).isoformat()
+
+
 def read_docx(body: bytes) -> Reading:
     """A .docx file's bytes as a Reading; BadInput when they are not a readable Word document."""
     docx = libraries.docx()
@@ -147,8 +156,8 @@ def read_docx(body: bytes) -> Reading:
         chunks,
         f"python-docx-{getattr(docx, '__version__', '')}".rstrip("-"),
         title=(props.title or "").strip() or title_paragraph or first_heading,
-        published=props.created.isoformat() if props.created else None,
-        modified=props.modified.isoformat() if props.modified else None,
+        published=_utc(props.created),
+        modified=_utc(props.modified),
         language=(props.language or "").strip() or None,
         metadata={"author": props.author or None, "subject": props.subject or None},
     )
