@@ -82,7 +82,7 @@ def tld() -> ModuleType:
 
 
 def markdown_it() -> ModuleType:
-    import markdown_it  # noqa: PLC0415 - builds its rule tables on import: only `view` renders Markdown
+    import markdown_it  # noqa: PLC0415 - builds its rule tables on import: only `view` and Markdown documents
 
     return markdown_it
 
@@ -105,3 +105,15 @@ def ray() -> ModuleType:
             "batch --ray needs Ray: pip install 'research-engine[ray]'", code="ray-missing", field="ray"
         ) from exc
     return ray
+
+
+def docx() -> ModuleType:
+    import docx  # noqa: PLC0415 - python-docx (lxml): only a Word document needs it
+
+    return docx
+
+
+def lxml_etree() -> ModuleType:
+    import lxml.etree  # noqa: PLC0415 - heavy C extension: only XML answers (arXiv Atom, JATS) need it
+
+    return lxml.etree

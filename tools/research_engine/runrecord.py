@@ -186,3 +186,13 @@ def describe_spend(name: str, spent: Any, limit: Any = None) -> str:
         return human_bytes(value) if sized else str(value)
 
     return f"{name} {shown(spent)}" + (f"/{shown(limit)}" if limit is not None else "")
+
+
+def corpus_origins(run: Run) -> list[str]:
+    """The base URLs of the corpus folders `run` served (`run --corpus`): their PDFs and Word files are
+    read without --pdf, by the retrieval and by the verifier's re-fetch alike."""
+    try:
+        entries = read(run).get("corpus") or []
+    except BadInput:
+        return []
+    return [str(e["url"]) for e in entries if isinstance(e, dict) and e.get("url")]

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from research_engine.errors import BadInput
 from research_engine.redaction import redact_url
@@ -35,13 +36,26 @@ DEFAULT_BASE_URLS: dict[str, str] = {
     "brave": "https://api.search.brave.com/res/v1",
     "tavily": "https://api.tavily.com",
     "duckduckgo": "https://html.duckduckgo.com/html/",
+    "arxiv": "https://export.arxiv.org/api",
+    "arxiv_web": "https://arxiv.org",  # abstract pages and PDFs
+    "crossref": "https://api.crossref.org",
+    "europepmc": "https://www.ebi.ac.uk/europepmc/webservices/rest",
+    "wikipedia": "https://en.wikipedia.org",
 }
+# Each keyless service's published pacing, seconds between two requests to its host: arXiv asks for one
+# request every 3 s; Europe PMC for about one a second; Crossref's polite pool allows 10 a second.
+POLITE_INTERVALS: dict[str, float] = {"arxiv": 3.0, "europepmc": 1.0, "crossref": 0.1}
 BASE_URL_VARS: dict[str, str] = {
     "openalex": "RESEARCH_ENGINE_OPENALEX_URL",
     "worldbank": "RESEARCH_ENGINE_WORLDBANK_URL",
     "brave": "RESEARCH_ENGINE_BRAVE_URL",
     "tavily": "RESEARCH_ENGINE_TAVILY_URL",
     "duckduckgo": "RESEARCH_ENGINE_DUCKDUCKGO_URL",
+    "arxiv": "RESEARCH_ENGINE_ARXIV_URL",
+    "arxiv_web": "RESEARCH_ENGINE_ARXIV_WEB_URL",
+    "crossref": "RESEARCH_ENGINE_CROSSREF_URL",
+    "europepmc": "RESEARCH_ENGINE_EUROPEPMC_URL",
+    "wikipedia": "RESEARCH_ENGINE_WIKIPEDIA_URL",
 }
 
 # Every variable the engine reads, with the field it fills (documented in README's configuration table).
@@ -164,6 +178,19 @@ class Settings:
         value = self.base_urls.get(name) or DEFAULT_BASE_URLS[name]
         # DuckDuckGo's base is the endpoint itself (`/html/`, trailing slash and all).
         return value if name == "duckduckgo" else value.rstrip("/")
+
+    def polite_intervals(self) -> dict[str, float]:
+        """{host: seconds} between two requests to each keyless service's host (`POLITE_INTERVALS`)."""
+        out: dict[str, float] = {}
+        for name, seconds in POLITE_INTERVALS.items():
+            host = (urlsplit(self.base_url(name)).hostname or "").lower()
+            if host:
+                out[host] = max(seconds, out.get(host, 0.0))
+        return out
+
+    def contact_agent(self, agent: str) -> str:
+        """`agent` with the contact address the services ask for (Wikipedia, Crossref), when one is set."""
+        return f"{agent} (mailto:{self.mailto})" if self.mailto else agent
 
     @property
     def searxng_endpoint(self) -> str:

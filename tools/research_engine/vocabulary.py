@@ -173,17 +173,35 @@ class SourceKind(StrEnum):
     WORLDBANK = "worldbank"
     SEARCH = "search"
     FILE = "file"
+    ARXIV = "arxiv"
+    CROSSREF = "crossref"
+    EUROPEPMC = "europepmc"
+    WIKIPEDIA = "wikipedia"
 
 
 class CandidateKind(StrEnum):
-    """What a selection candidate is retrieved as (the first three source kinds)."""
+    """What a selection candidate is retrieved as (the source kinds a gather yields)."""
 
     WEB = "web"
     OPENALEX = "openalex"
     WORLDBANK = "worldbank"
+    ARXIV = "arxiv"
+    CROSSREF = "crossref"
+    EUROPEPMC = "europepmc"
+    WIKIPEDIA = "wikipedia"
 
 
-API_KINDS: tuple[str, ...] = (CandidateKind.OPENALEX, CandidateKind.WORLDBANK)
+API_KINDS: tuple[str, ...] = (
+    CandidateKind.OPENALEX,
+    CandidateKind.WORLDBANK,
+    CandidateKind.ARXIV,
+    CandidateKind.CROSSREF,
+    CandidateKind.EUROPEPMC,
+    CandidateKind.WIKIPEDIA,
+)
+# The keyless scholarly and reference sources (issue 27): searched per sub-question, routed by claim type
+# and angle (`engine.apigather.route`).
+KEYLESS_KINDS: tuple[str, ...] = API_KINDS[2:]
 
 
 class AccessTier(StrEnum):
@@ -210,6 +228,11 @@ class Backend(StrEnum):
     DUCKDUCKGO = "duckduckgo"
     OPENALEX = "openalex"
     WORLDBANK = "worldbank"
+    CORPUS = "corpus"  # a `run --corpus DIR` folder's own search
+    ARXIV = "arxiv"
+    CROSSREF = "crossref"
+    EUROPEPMC = "europepmc"
+    WIKIPEDIA = "wikipedia"
 
 
 WEB_BACKENDS: tuple[str, ...] = (Backend.SEARXNG, Backend.BRAVE, Backend.TAVILY, Backend.DUCKDUCKGO)
@@ -221,6 +244,10 @@ class Modality(StrEnum):
     WEB = "web"
     OPENALEX = "openalex"
     WORLDBANK = "worldbank"
+    ARXIV = "arxiv"
+    CROSSREF = "crossref"
+    EUROPEPMC = "europepmc"
+    WIKIPEDIA = "wikipedia"
 
 
 class GatherCommand(StrEnum):
@@ -229,6 +256,11 @@ class GatherCommand(StrEnum):
     SEARCH = "search"
     OPENALEX_SEARCH = "openalex search"
     WORLDBANK_INDICATORS = "worldbank indicators"
+    CORPUS_SEARCH = "corpus search"
+    ARXIV_SEARCH = "arxiv search"
+    CROSSREF_SEARCH = "crossref search"
+    EUROPEPMC_SEARCH = "europepmc search"
+    WIKIPEDIA_SEARCH = "wikipedia search"
 
 
 class ChainOutcome(StrEnum):

@@ -139,7 +139,7 @@ def test_robots_txt_allows_everything(corpus_server):
 
 
 def test_a_directory_without_pages_is_bad_input(tmp_path):
-    with pytest.raises(BadInput, match="no HTML pages"):
+    with pytest.raises(BadInput, match="no readable documents"):
         Corpus(tmp_path)
     with pytest.raises(BadInput, match="does not exist"):
         Corpus(tmp_path / "absent")

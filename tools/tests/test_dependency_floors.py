@@ -35,6 +35,7 @@ SUBSET = (
     "test_net_robots.py",  # protego
     "test_extract_html.py",  # trafilatura, lxml, lxml_html_clean, readability-lxml
     "test_extract_document.py",  # pypdf
+    "test_extract_formats.py",  # pypdf, python-docx, markdown-it-py
     "test_urls_canonical.py",  # tld
     "test_sources_parsing.py",
     "test_claims_ledger.py",

@@ -207,8 +207,11 @@ def data_reading_model() -> ScriptedModel:
     return ScriptedModel({"consolidate": consolidate}, fallback=extractive)
 
 
+THREE = ["web", "openalex", "worldbank"]  # the keyless sources have their own end-to-end test
+
+
 def test_a_run_gathers_from_web_openalex_and_worldbank_and_claims_cite_them(world, tmp_path):
-    options = loop.EngineOptions(allow_private=True)
+    options = loop.EngineOptions(allow_private=True, sources=THREE)
     outcome = run_engine(brief_at(tmp_path), options, model=data_reading_model())
     run = trace.open_run(outcome.run_root)
     kinds = sources_by_kind(run)
@@ -262,7 +265,9 @@ def test_sources_option_limits_the_gather_and_is_recorded(world, tmp_path, cli):
 
 
 def test_a_recorded_run_with_the_apis_replays_its_gather(world, tmp_path, cli):
-    code, out, _, env = cli("run", str(brief_at(tmp_path)), "--allow-private", "--record", "--json")
+    code, out, _, env = cli(
+        "run", str(brief_at(tmp_path)), "--allow-private", "--sources", ",".join(THREE), "--record", "--json"
+    )
     assert code == 0, out
     code, out, _, replayed = cli("replay", env["data"]["run_root"], "--json")
     assert code == 0, out
@@ -271,7 +276,7 @@ def test_a_recorded_run_with_the_apis_replays_its_gather(world, tmp_path, cli):
 
 def test_openalex_answering_429_is_an_event_and_the_run_completes(world, tmp_path):
     world.openalex_status = 429
-    outcome = run_engine(brief_at(tmp_path), loop.EngineOptions(allow_private=True))
+    outcome = run_engine(brief_at(tmp_path), loop.EngineOptions(allow_private=True, sources=THREE))
     assert outcome.status == "complete", outcome.stop_reason
     run = trace.open_run(outcome.run_root)
     events = [e for e in runrecord.read(run)["events"] if e["kind"] == "source-failed"]
@@ -331,7 +336,8 @@ def test_country_and_indicator_rules():
 
 
 def test_the_extractive_model_cites_a_world_bank_series_and_an_openalex_work_end_to_end(world, tmp_path):
-    outcome = run_engine(brief_at(tmp_path), loop.EngineOptions(allow_private=True), model=ExtractiveModel())
+    options = loop.EngineOptions(allow_private=True, sources=THREE)
+    outcome = run_engine(brief_at(tmp_path), options, model=ExtractiveModel())
     run = trace.open_run(outcome.run_root)
     kinds = sources_by_kind(run)
     ledger, verdicts = report.claim_state(run)

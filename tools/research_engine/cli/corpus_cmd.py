@@ -20,12 +20,15 @@ def register(app: typer.Typer) -> None:
 
 @corpus_app.command("serve")
 def serve(
-    directory: Annotated[Path, typer.Argument(help="A directory of HTML pages (searched recursively).")],
+    directory: Annotated[
+        Path,
+        typer.Argument(help="A folder of HTML, Markdown, text, PDF and Word files (searched recursively)."),
+    ],
     host: Annotated[str, typer.Option("--host", help="Address to bind; loopback by default.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0 picks a free one).")] = 8377,
     json_: JsonOpt = False,
 ) -> None:
-    """Serve DIR's pages on HOST:PORT plus `/search?q=...&format=json` (BM25, SearXNG's shape).
+    """Serve DIR's documents on HOST:PORT plus `/search?q=...&format=json` (BM25, SearXNG's shape).
 
     Point the engine at it with SEARXNG_URL=http://HOST:PORT. Runs until interrupted;
     the first line printed (or the JSON envelope) gives the URL and the page count.
@@ -35,15 +38,25 @@ def serve(
     from research_engine.errors import ResearchEngineError
 
     def start() -> Result:
-        from research_engine.corpus import CorpusServer
+        from research_engine.cli._common import settings
+        from research_engine.corpus import Corpus, CorpusServer
 
-        server = CorpusServer(directory, host=host, port=port)
+        corpus = Corpus(directory, cache_root=settings().cache_root)
+        server = CorpusServer(directory, host=host, port=port, corpus=corpus)
         holder.append(server)
         pages = len(server.corpus.index.pages)
+        skipped = [s.to_dict() for s in server.corpus.skipped]
         return Result(
-            data={"url": server.url, "pages": pages, "root": str(server.corpus.root)},
-            text=f"serving {pages} pages from {server.corpus.root} at {server.url} "
-            f"(search: {server.url}/search?q=...&format=json)",
+            data={
+                "url": server.url,
+                "pages": pages,
+                "root": str(server.corpus.root),
+                "digest": server.corpus.digest,
+                "skipped": skipped,
+            },
+            text=f"serving {pages} documents from {server.corpus.root} at {server.url} "
+            f"(search: {server.url}/search?q=...&format=json)"
+            + (f"; {len(skipped)} file(s) skipped (reasons logged)" if skipped else ""),
         )
 
     holder: list = []

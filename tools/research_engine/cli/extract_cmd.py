@@ -15,11 +15,15 @@ def register(app: typer.Typer) -> None:
 
 
 def extract(
-    file: Annotated[Path, typer.Argument(help="An HTML, plain-text or (with --pdf) PDF file.")],
+    file: Annotated[
+        Path, typer.Argument(help="An HTML, Markdown, plain-text or (with --pdf) PDF or Word (.docx) file.")
+    ],
     url: Annotated[
         str | None, typer.Option("--url", help="The page's URL: resolves a relative canonical link.")
     ] = None,
-    pdf: Annotated[bool, typer.Option("--pdf", help="Allow PDF text extraction (off by default).")] = False,
+    pdf: Annotated[
+        bool, typer.Option("--pdf", help="Allow PDF and Word (.docx) text extraction (off by default).")
+    ] = False,
     content_type: Annotated[
         str | None,
         typer.Option("--content-type", help="Override the type guessed from the file name and bytes."),
@@ -55,14 +59,18 @@ def _type_from_name(path: Path) -> str | None:
         ".xhtml": "application/xhtml+xml",
         ".txt": "text/plain",
         ".md": "text/markdown",
+        ".markdown": "text/markdown",
         ".pdf": "application/pdf",
+        ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     }.get(suffix)
 
 
 def _binary(data: bytes) -> str | None:
-    """Why the file is binary data (the fetcher's rule, `net.content.binary_reason`); a PDF is not."""
+    """Why the file is binary data (the fetcher's rule, `net.content.binary_reason`); a PDF or a Word file
+    is not."""
+    from research_engine.extract.formats import kind_of
     from research_engine.net.content import binary_reason
 
-    if data.lstrip()[:5].lower() == b"%pdf-":
+    if data.lstrip()[:5].lower() == b"%pdf-" or kind_of(data, None) == "docx":
         return None
     return binary_reason(data)

@@ -121,8 +121,16 @@ def run(
         typer.Option(
             "--sources",
             help="Where to gather: a comma-separated subset of "
-            "web,openalex,worldbank (default: all three; a replay uses the "
-            "recorded list).",
+            "web,openalex,worldbank,arxiv,crossref,europepmc,wikipedia (default: all; with --corpus, web "
+            "alone; a replay uses the recorded list).",
+        ),
+    ] = None,
+    corpus: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--corpus",
+            help="Research this folder of documents (HTML, Markdown, text, PDF, Word), served in-process "
+            "as the run's search backend; repeatable. Without --sources, gathers from the folders alone.",
         ),
     ] = None,
     verbose: Annotated[
@@ -140,9 +148,14 @@ def run(
     """Run the whole research loop headless: decompose, gather, select, retrieve, consolidate, verify,
     control, loop, synthesize; the same trace tree the skill bundle writes.
 
-    Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions)
-    and the World Bank (for quantitative sub-questions naming a country and a quantity); an API that fails is
-    an event in run.json and the run goes on without it.
+    `--corpus DIR` researches a folder of your own documents: it is indexed (cached by content under the
+    cache directory), served on a loopback port for this run only and searched like a web backend (beside
+    a configured one, if any); run.json records the folder's path and the digest of its file list.
+
+    Gathers from the web (a search backend), OpenAlex (for factual, technical and quantitative sub-questions),
+    the World Bank (for quantitative sub-questions naming a country and a quantity), arXiv, Crossref and
+    Europe PMC (scholarly claim types) and Wikipedia (definitions and background); an API that fails or
+    rate-limits is an event in run.json and the run goes on without it.
 
     Quiet by default: a progress bar on a terminal, then a closing summary. Every stage and event is written
     to the run's event log (.state/events.log) and the significant ones to run.json; with -v they are
@@ -205,11 +218,12 @@ def run(
                     # Checked (and put in order) when the run starts: the gather module loads with the engine.
                     sources=[s for s in re.split(r"[,\s]+", sources) if s] if sources is not None else None,
                     keep_exchanges=loud,
+                    corpus=[str(folder) for folder in corpus or []],
                 )
                 config = settings()
                 if replay_from is None and model.split(":", 1)[0] != "openai":  # `start` checks that model
                     # Before the engine is loaded: a run doomed from the start stops within a second.
-                    preflight(brief, options, config)
+                    preflight(brief, options, config, corpora=len(options.corpus))
                 from research_engine.engine import loop
 
                 outcome = loop.run(brief, options, settings=config, progress=progress)

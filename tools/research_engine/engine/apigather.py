@@ -1,4 +1,5 @@
-"""The headless loop's rules for gathering from the two data APIs (OpenAlex, World Bank).
+"""The headless loop's rules for gathering from the data APIs (OpenAlex, World Bank) and the keyless
+scholarly and reference sources (arXiv, Crossref, Europe PMC, Wikipedia).
 
 What the loop asks here, per sub-question:
 
@@ -22,6 +23,10 @@ What the loop asks here, per sub-question:
   recorded and replayed runs fetch them through the cassette and never touch the
   cache, so a replay reads exactly what the recording read.
 
+- Keyless sources: `route(modality, question)` says whether a source is asked and why (scholarly claim
+  types to arXiv, Crossref and Europe PMC; definitions and background to Wikipedia), `keyless_query` the
+  words sent, `best_full_text` which source of one work (same DOI) is retrieved: the best open full text.
+
 Nothing here records into a run or decides what is selected; the loop records,
 `selection` scores.
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
@@ -39,11 +45,12 @@ from research_engine import bounded
 from research_engine.errors import BadInput
 from research_engine.selection import FIT
 from research_engine.settings import Settings
-from research_engine.sources import worldbank
+from research_engine.sources import arxiv, crossref, europepmc, wikipedia, worldbank
 from research_engine.sources.candidate import Candidate
+from research_engine.sources.keyless import Found
 from research_engine.terms import STOP_WORDS
 from research_engine.trace import atomic_write_text, iso
-from research_engine.vocabulary import Modality
+from research_engine.vocabulary import API_KINDS, Modality
 
 FIT_FLOOR = 0.6
 MAX_COUNTRIES = 3  # one series request names at most this many countries
@@ -88,7 +95,7 @@ _WORD_RE = re.compile(r"[\w$%]+(?:\.\w+)*")
 
 
 def parse_sources(text: str | list[str] | None) -> list[str]:
-    """`web,openalex,worldbank` (any order, any subset) as a list in canonical order."""
+    """`web,openalex,worldbank,arxiv,...` (any order, any subset) as a list in canonical order."""
     if text is None:
         return list(Modality)
     items = text if isinstance(text, list) else re.split(r"[,\s]+", text)
@@ -318,3 +325,87 @@ def series_candidate(
             "source": indicator.get("source"),
         },
     )
+
+
+# ---------------------------------------------------------------------------- keyless sources
+
+KEYLESS_SEARCH: dict[str, Callable[..., Found]] = {
+    Modality.ARXIV: arxiv.search,
+    Modality.CROSSREF: crossref.search,
+    Modality.EUROPEPMC: europepmc.search,
+    Modality.WIKIPEDIA: wikipedia.search,
+}
+SCHOLARLY = (Modality.ARXIV, Modality.CROSSREF, Modality.EUROPEPMC)
+HOLDS: dict[str, str] = {
+    Modality.ARXIV: "preprints in physics, mathematics, computer science and related fields",
+    Modality.CROSSREF: "the metadata of every work with a DOI",
+    Modality.EUROPEPMC: "life-science literature, with open-access full text",
+    Modality.WIKIPEDIA: "encyclopedic background and definitions",
+}
+# A sub-question asking what something is, or for its background: Wikipedia's kind of question.
+_BACKGROUND = re.compile(
+    r"^\s*(what|who)\s+(is|are|was|were)\b|\b(define|definition|meaning of|overview|background|history of|"
+    r"known as|refers? to)\b",
+    re.IGNORECASE,
+)
+
+
+def route(modality: str, question: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a keyless source is asked for this sub-question, and why (the selection log says it).
+
+    Scholarly sources (arXiv, Crossref, Europe PMC, like OpenAlex) take the claim types they fit
+    (`selection.FIT` at least `FIT_FLOOR`) and any sub-question searched from the source-type angle;
+    Wikipedia takes definitions and background: a "what is" question, or one searched for its entity."""
+    claim_type, angle, text = question["claim_type"], question.get("angle"), question["text"]
+    if modality in SCHOLARLY:
+        if fits(modality, claim_type):
+            return True, f"a {claim_type} claim is scholarly: {modality} holds {HOLDS[modality]}"
+        if angle == "source-type":
+            return True, f"the source-type angle asks for primary sources: {modality} holds {HOLDS[modality]}"
+        return False, f"a {claim_type} claim is not one {modality} fits"
+    if _BACKGROUND.search(text):
+        return True, "a definition or background question: Wikipedia holds " + HOLDS[Modality.WIKIPEDIA]
+    if angle == "entity":
+        return True, "the entity angle asks what the subject is: Wikipedia holds " + HOLDS[Modality.WIKIPEDIA]
+    return False, "not a definition or background question"
+
+
+def keyless_query(modality: str, text: str) -> str:
+    """The sub-question's content words (as for OpenAlex); Wikipedia gets the first four (short titles)."""
+    return openalex_query(text, limit=4 if modality == Modality.WIKIPEDIA else 6)
+
+
+# The kind of full text a candidate leads to, best first: Europe PMC's open-access article (JATS), an
+# arXiv PDF, an OpenAlex open-access copy; metadata and abstracts last.
+FULL_TEXT_RANK = {"jats": 3, "pdf": 2, "oa": 1}
+
+
+def full_text_rank(candidate: dict[str, Any]) -> int:
+    extra = candidate.get("extra") or {}
+    if candidate.get("kind") == "openalex" and extra.get("oa_url"):
+        return FULL_TEXT_RANK["oa"]
+    return FULL_TEXT_RANK.get(str(extra.get("full_text") or ""), 0)
+
+
+def best_full_text(chosen: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any]:
+    """Among the candidates of one work (same DOI key) from every source, the one with the best open full
+    text; the chosen one when none is better (one work, one source: `selection` deduplicates by DOI)."""
+    if not chosen.get("doi"):
+        return chosen
+    same = [
+        c
+        for c in candidates
+        if c.get("canonical_key") == chosen.get("canonical_key") and (c.get("kind") or "web") in API_KINDS
+    ]
+    best = max(same, key=full_text_rank, default=chosen)
+    return best if full_text_rank(best) > full_text_rank(chosen) else chosen
+
+
+def with_extra(chosen: dict[str, Any], offered: list[dict[str, Any]]) -> dict[str, Any]:
+    """A chosen candidate (as the selection log keeps it) with the backend's extras it was offered with
+    (an arXiv id, a Europe PMC record key), which retrieval needs and the log leaves out."""
+    kind = chosen.get("kind") or "web"
+    for cand in offered:
+        if cand.get("url") == chosen.get("url") and (cand.get("kind") or "web") == kind:
+            return {**chosen, "extra": cand.get("extra") or {}}
+    return chosen

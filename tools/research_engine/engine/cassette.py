@@ -493,7 +493,7 @@ def client_kwargs(
         "use_cache": False,
     }
     if isinstance(cassette, Replayer):
-        kwargs.update(per_host_interval=0.0, backoff_base=0.0)
+        kwargs.update(per_host_interval=0.0, backoff_base=0.0, host_intervals={})
     return kwargs
 
 

@@ -56,6 +56,8 @@ class EngineOptions:
     sources: list[str] | None = None
     # Keep every model exchange under <run>/model/ (`run -v`): request, parameters, reply, usage, timing.
     keep_exchanges: bool = False
+    # Folders served in-process as the run's search backend (`run --corpus DIR`, resolved paths).
+    corpus: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,10 +107,11 @@ def read_cassette_config(cassette_dir: str | Path) -> dict[str, Any]:
         ) from exc
 
 
-def provider_prefixes(settings: Settings) -> tuple[str, ...]:
+def provider_prefixes(settings: Settings, corpus_searches: list[str] | None = None) -> tuple[str, ...]:
     """The search and data-API endpoints: a request to one is a provider call (`engine.metering`). The
     model's endpoint is not one: model use is metered in tokens."""
-    return settings.provider_endpoints()
+    # A corpus server's search path is a provider endpoint too; the pages it serves are fetches.
+    return (*settings.provider_endpoints(), *(url.rstrip("/") for url in corpus_searches or []))
 
 
 def brief_for_lock(path: Path, scratch: Path) -> Path:
@@ -162,22 +165,24 @@ def lock_brief(brief_path: str | Path, options: EngineOptions) -> Run:
     return trace.open_run(locked.run_root)
 
 
-def check_search_configured(options: EngineOptions, settings: Settings) -> None:
-    if "web" in (options.sources or ["web"]) and not search.configured_backends(settings):
+def check_search_configured(options: EngineOptions, settings: Settings, corpora: int = 0) -> None:
+    """A web gather needs a search backend: a configured one, or the run's own corpus folders."""
+    if "web" in (options.sources or ["web"]) and not corpora and not search.configured_backends(settings):
         raise NotConfigured(
-            "no web search backend is configured: set SEARXNG_URL (e.g. to a `research-engine corpus serve` "
-            "address), BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
+            "no web search backend is configured: research a folder with --corpus DIR, set SEARXNG_URL, "
+            "BRAVE_API_KEY or TAVILY_API_KEY, replay a recorded run with --replay CASSETTE, or "
             "gather from the data APIs only with --sources openalex,worldbank",
             code="search-not-configured",
         )
 
 
-def check_search_reachable(options: EngineOptions, settings: Settings) -> None:
+def check_search_reachable(options: EngineOptions, settings: Settings, corpora: int = 0) -> None:
     """Before anything is locked: when the guard would refuse every configured search backend (a private
     address not allowed, robots.txt for a crawled backend, a name that does not resolve), the run would
     search nothing and blame its sources, so it stops here as a missing backend does: Refused (exit 3),
-    or Unresolved (4) when every backend's name failed to resolve, naming each and how to allow it."""
-    if "web" not in (options.sources or ["web"]):
+    or Unresolved (4) when every backend's name failed to resolve, naming each and how to allow it. A run
+    with its own corpus folders (`corpora`) always has one backend the guard lets through."""
+    if "web" not in (options.sources or ["web"]) or corpora:
         return
     policy = fetch_policy(settings, allow_private=options.allow_private, allow_hosts=options.allow_hosts)
     allowed = [parse_allow_host(entry) for entry in policy.allow_hosts]
@@ -225,16 +230,18 @@ def preflight(
     options: EngineOptions,
     settings: Settings,
     check_model: Callable[[], Any] | None = None,
+    corpora: int = 0,
 ) -> None:
     """What must hold before a new run is locked, in order: a valid brief (2), a search backend and the
     model's endpoint configured (5, `check_model`), a backend the guard lets through (3, or 4). `run` calls
     it before it loads the engine, so a doomed run stops at once; `loop.start` calls it again for library
-    callers (it reads and resolves, it writes nothing)."""
+    callers (it reads and resolves, it writes nothing). `corpora`: how many corpus folders the run serves
+    itself (each is a search backend)."""
     check_brief(brief_path, options)
     if options.sources is not None and not (options.sources and set(options.sources) <= set(Modality)):
         return  # `loop.start` refuses the unknown name (2) before anything is asked of the network
-    check_search_configured(options, settings)
+    check_search_configured(options, settings, corpora=corpora)
     if check_model is not None:
         check_model()
     if not options.replay:  # a replay contacts nothing: its cassette answers as the recording was answered
-        check_search_reachable(options, settings)
+        check_search_reachable(options, settings, corpora=corpora)

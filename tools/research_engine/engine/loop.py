@@ -62,8 +62,10 @@ from contextlib import suppress
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from research_engine import claims, controller, decompose, retrieve, runrecord, runstate, selection, trace
+from research_engine.corpus.session import ServedCorpora, check_folders, start_corpora
 from research_engine.engine.apigather import parse_sources
 from research_engine.engine.cassette import check_cassette, client_kwargs, open_cassette
 from research_engine.engine.config import (
@@ -119,7 +121,7 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             self.cassette = open_cassette("record", self.run.path("cassette_dir"), self.settings.secrets)
             options.update(client_kwargs(self.cassette))
         # Every request and body of both clients is counted (and written to the spend ledger) as it happens.
-        options["meter"] = Meter(self.budget, provider_prefixes(self.settings))
+        options["meter"] = Meter(self.budget, provider_prefixes(self.settings, self.corpora.search_urls))
         policy = fetch_policy(
             self.settings,
             self.run,
@@ -160,6 +162,8 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
             with suppress(Exception):
                 client.close()
         self.progress.detach_log()
+        with suppress(Exception):
+            self.corpora.stop()
         self.release_writer()
 
     def drive(self) -> Outcome:
@@ -350,11 +354,17 @@ def start(
     settings: Settings,
     progress: Progress | None = None,
     model: Any = None,
+    served: ServedCorpora | None = None,
 ) -> Engine:
-    """Lock the brief and prepare a new run (nothing is fetched yet)."""
+    """Lock the brief and prepare a new run (nothing is fetched yet).
+
+    `served`: corpus folders a caller already serves (`corpus.session.start_corpora`; a batch serves its
+    folders once for all its runs); the run uses them and leaves them running. Otherwise `options.corpus`
+    folders are served for this run alone."""
     if options.record and options.replay:
         raise BadInput("--record and --replay exclude each other", code="bad-options")
 
+    corpora = ServedCorpora()
     if options.replay:
         recorded = read_cassette_config(options.replay)
         check_cassette(options.replay)  # an altered body refuses the replay before a run directory exists
@@ -371,22 +381,43 @@ def start(
             )
         options.sources = replayed
         legacy = not recorded.get("sources")
+        # The recording's corpus folders, under the URLs it used: the cassette answers, no server starts.
+        corpora = ServedCorpora.from_records(recorded.get("corpus") or [])
     else:
         legacy = False
-        options.sources = parse_sources(options.sources)
+        if served is not None:
+            options.corpus = [str(e["path"]) for e in served.entries]
+        options.corpus = [str(path) for path in check_folders(options.corpus)]
+        # A corpus run gathers from its folders unless told otherwise: a private folder's questions are not
+        # sent to public APIs by default.
+        options.sources = parse_sources(options.sources or (["web"] if options.corpus else None))
     # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
     check_model = None
     if model is None and options.model.split(":", 1)[0] == "openai":
         check_model = functools.partial(
             configured_endpoint, settings, model=options.model.partition(":")[2] or None
         )
-    preflight(brief_path, options, settings, check_model)  # an input error first, then the machine
-    run = lock_brief(brief_path, options)
-    writer = trace.acquire_writer(run, "run")
+    # An input error first, then the machine.
+    preflight(brief_path, options, settings, check_model, corpora=len(options.corpus) + len(corpora.urls))
+    if options.corpus and not options.replay:
+        # This run's own servers, or the caller's (a copy without them: this run does not stop them).
+        if served is None:
+            corpora = start_corpora(options.corpus, cache_root=settings.cache_root)
+        else:
+            corpora = served.copy()
+        # Allowed for this run, and only these: exactly the servers' HOST:PORT pairs.
+        options.allow_hosts = [*options.allow_hosts, *corpora.allow_hosts]
     try:
-        return _prepare(run, writer, options, settings, progress, model, legacy=legacy)
+        run = lock_brief(brief_path, options)
+        writer = trace.acquire_writer(run, "run")
+    except BaseException:
+        corpora.stop()
+        raise
+    try:
+        return _prepare(run, writer, options, settings, progress, model, legacy=legacy, corpora=corpora)
     except BaseException:
         writer.release()
+        corpora.stop()
         raise
 
 
@@ -399,6 +430,7 @@ def _prepare(
     model: Any,
     *,
     legacy: bool,
+    corpora: ServedCorpora,
 ) -> Engine:
     journal = Journal(run)
     config = settings.public()
@@ -409,6 +441,9 @@ def _prepare(
     if options.allow_hosts:
         config["allow_hosts"] = list(options.allow_hosts)
     config["sources"] = list(options.sources or [])
+    if corpora.urls:
+        config["corpus"] = corpora.records()
+        runrecord.update(run, functools.partial(_note_corpus, corpora.records()))
     if legacy:
         # Replaying a cassette from before --sources: keep its trace as it was.
         config["sources_unrecorded"] = True
@@ -423,6 +458,7 @@ def _prepare(
         )
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine.writer = writer
+    engine.corpora = corpora
     engine._open_clients()
     engine._open_model()
     return engine
@@ -480,9 +516,24 @@ def _reopen(
     settings = Settings.from_public(recorded, underneath=None if options.replay else settings)
     engine = Engine(run, options, progress or Progress.quiet(), journal, settings, model=model)
     engine.writer = writer
+    engine.corpora = _reopen_corpora(options, recorded, settings)
     engine._open_clients()
     engine._open_model()
     return engine
+
+
+def _note_corpus(records: list[dict[str, Any]], rec: dict[str, Any]) -> None:
+    """run.json's `corpus`: each folder's path, the digest of its file list, its URL and counts."""
+    rec["corpus"] = records
+
+
+def _reopen_corpora(options: EngineOptions, recorded: dict[str, Any], settings: Settings) -> ServedCorpora:
+    """A resumed corpus run serves its folders again on the ports its URLs name (a replay serves none)."""
+    records = [r for r in recorded.get("corpus") or [] if isinstance(r, dict) and r.get("url")]
+    if options.replay or not records:
+        return ServedCorpora.from_records(records)
+    ports = [urlsplit(str(r["url"])).port for r in records]
+    return start_corpora([str(r["path"]) for r in records], ports=ports, cache_root=settings.cache_root)
 
 
 def run(
@@ -492,14 +543,17 @@ def run(
     settings: Settings | None = None,
     progress: Progress | None = None,
     model: Any = None,
+    served: ServedCorpora | None = None,
 ) -> Outcome:
-    """Lock `brief_path` and drive the run to its end (or its budget, or the dry-run's selection)."""
+    """Lock `brief_path` and drive the run to its end (or its budget, or the dry-run's selection);
+    `served`: corpus folders the caller serves (see `start`)."""
     engine = start(
         brief_path,
         options or EngineOptions(),
         settings=settings or Settings(),
         progress=progress,
         model=model,
+        served=served,
     )
     return engine.drive()
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from research_engine import claims, decompose, retrieve, selection
 from research_engine.artifacts import read_markdown
-from research_engine.engine.apigather import parse_series_url
+from research_engine.engine.apigather import best_full_text, parse_series_url, with_extra
 from research_engine.engine.helpers import already_claimed, query_of, safe_key
 from research_engine.engine.models import SELECTION_HINTS, SourceText
 from research_engine.engine.state import EngineState
@@ -19,10 +19,11 @@ from research_engine.errors import BadInput, BudgetSpent, CheckFailed, ResearchE
 from research_engine.ids import parse_source_ref
 from research_engine.retrieve import api as source_record
 from research_engine.retrieve.pages import PageRequest, retrieve_pages
+from research_engine.retrieve.works import record_keyless
 from research_engine.selection.candidates import load_candidates
 from research_engine.sources import openalex, worldbank
 from research_engine.urls import canonical_key
-from research_engine.vocabulary import Angle, ClaimType, Confidence
+from research_engine.vocabulary import KEYLESS_KINDS, Angle, ClaimType, Confidence
 
 
 class ResearchStages(EngineState):
@@ -70,7 +71,9 @@ class ResearchStages(EngineState):
         # another query gets the same judgement.
         to_judge: dict[str, dict[str, Any]] = {}
         for cand in candidates:
-            cand.pop("extra", None)
+            route = (cand.pop("extra", None) or {}).get("route")
+            if route:
+                cand["route"] = route  # why the gather asked this source: said beside the judge's reason
             key = cand.get("canonical_key") or cand["url"]
             if key not in to_judge and len(to_judge) < self.options.reasons_per_round:
                 to_judge[key] = cand
@@ -86,6 +89,11 @@ class ResearchStages(EngineState):
             else:
                 cand["reason"] = cand.get("reason") or (
                     f"not reviewed by the model (beyond the first {self.options.reasons_per_round})"
+                )
+            route = cand.pop("route", None)
+            if route:
+                cand["reason"] = (
+                    f"asked {cand.get('backend')} because {route}. {cand['reason'] or ''}".strip()
                 )
         round_ = selection.log_selection(self.run, sq, candidates, as_of=self.as_of)
         return {"round": round_["round"], "chosen": len(round_["chosen"])}
@@ -105,11 +113,24 @@ class ResearchStages(EngineState):
 
     def _retrieve(self, cycle: int, sq: str) -> dict[str, Any]:
         have = self._retrieved_keys(sq)
-        todo = [c for c in selection.chosen(self.run, sq) if c["canonical_key"] not in have]
+        offered = [c.to_dict() for c in load_candidates(self.run, sq)]
+        # One work found by several sources (one DOI) is one source: the one with the best open full text.
+        todo = [
+            best_full_text(with_extra(c, offered), offered)
+            for c in selection.chosen(self.run, sq)
+            if c["canonical_key"] not in have
+        ]
         web = [c for c in todo if (c.get("kind") or "web") == "web"]
         recorded: list[str] = []
         failed: list[dict[str, Any]] = []
-        if web:
+        # A corpus folder's PDFs and Word files are read without --pdf (the user put them there); the web's
+        # are not.
+        for documents, group in (
+            (False, [c for c in web if not self.corpora.owns(c["url"])]),
+            (True, [c for c in web if self.corpora.owns(c["url"])]),
+        ):
+            if not group:
+                continue
             self.budget.check()
             pages = [
                 PageRequest(
@@ -118,9 +139,19 @@ class ResearchStages(EngineState):
                     access_tier=c.get("access_tier") or "open",
                     title=c.get("title"),
                 )
-                for c in web
+                for c in group
             ]
-            for page in retrieve_pages(self.run, sq, pages, self.client, timed=self.clock.timed):
+            # A short file of the user's own folder is a source: the thin-page rule is for web boilerplate.
+            retrieved = retrieve_pages(
+                self.run,
+                sq,
+                pages,
+                self.client,
+                allow_pdf=documents,
+                timed=self.clock.timed,
+                keep_thin=documents,
+            )
+            for page in retrieved:
                 if page.ref is not None:
                     recorded.append(page.ref)
                 elif page.duplicate_of is not None:
@@ -148,6 +179,18 @@ class ResearchStages(EngineState):
         """A chosen API candidate retrieved the way `openalex work` / `worldbank series --run` record it."""
 
         kind = cand.get("kind")
+        if kind in KEYLESS_KINDS:
+            refs = record_keyless(self.run, sq, cand, self.client, self.settings, query_of(cand))
+            pdf = (cand.get("extra") or {}).get("pdf_url") if kind == "arxiv" else None
+            if pdf:  # the paper's full text beside its abstract record
+                page = PageRequest(url=pdf, query=query_of(cand), title=cand.get("title"))
+                fetched = retrieve_pages(
+                    self.run, sq, [page], self.client, allow_pdf=True, timed=self.clock.timed
+                )
+                refs += [p.ref for p in fetched if p.ref is not None]
+                for failed in [p for p in fetched if p.ref is None and p.duplicate_of is None]:
+                    self._event("fetch-failed", sq=sq, url=pdf, error=failed.why)
+            return refs
         if kind == "openalex":
             fetch = openalex.get_work(
                 cand.get("doi") or cand["url"], client=self.client, settings=self.settings

@@ -15,6 +15,7 @@ from typing import Any
 
 from research_engine import brief as brief_mod
 from research_engine import claims, decompose, retrieve, runrecord, runstate
+from research_engine.corpus.session import ServedCorpora
 from research_engine.engine.config import EngineOptions
 from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.journal import Journal
@@ -23,6 +24,7 @@ from research_engine.engine.progress import Progress
 from research_engine.errors import ResearchEngineError
 from research_engine.selection.candidates import read_candidates_file
 from research_engine.settings import Settings
+from research_engine.sources import search
 from research_engine.trace import Run, WriterLock
 from research_engine.vocabulary import CYCLE_CEILING, FAILURE_STOP_PREFIX, RunStatus
 
@@ -68,6 +70,7 @@ class EngineState:
         self._countries: list[dict[str, Any]] | None = None
         self._catalogue: dict[str, Any] | None = None
         self.writer: WriterLock | None = None  # the run's writer lock, held while this engine drives it
+        self.corpora = ServedCorpora()  # the run's corpus folders (`--corpus`), served while it is driven
 
     def release_writer(self) -> None:
         if self.writer is not None:
@@ -161,8 +164,15 @@ class EngineState:
             return  # a replay of a run recorded before `gather` existed writes run.json as it was written
         down = dict(self.journal.data.get("sources_down") or {})
 
+        # Which web backends a corpus run searched: its folders alone, or beside a configured backend.
+        web = ["corpus", *search.configured_backends(self.settings)] if self.corpora.urls else []
+
         def change(rec: dict[str, Any]) -> None:
-            rec["gather"] = {"sources": list(self.sources), **({"down": down} if down else {})}
+            rec["gather"] = {
+                "sources": list(self.sources),
+                **({"web": web} if web and "web" in self.sources else {}),
+                **({"down": down} if down else {}),
+            }
 
         runrecord.update(self.run, change)
 

@@ -7,7 +7,6 @@ and the main content (`extract.content`); `extract_pdf` reads a PDF's text layer
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,14 +14,14 @@ from typing import Any
 from research_engine import libraries
 from research_engine.documents import Passage, number_passages
 from research_engine.errors import BadInput, Refused
+from research_engine.extract import formats
 from research_engine.extract.content import (
-    clean,
     drop_empty_sections,
     drop_permalink_marks,
     drop_title_heading,
     main_content,
 )
-from research_engine.extract.metadata import pdf_date, read_metadata
+from research_engine.extract.metadata import read_metadata
 
 THIN_CHARS = 200
 
@@ -105,11 +104,12 @@ def extract_document(
     wins over ours). PDF is read only when `allow_pdf` is true; otherwise a PDF
     is refused. Unsupported content types are bad input.
     """
-    kind = _kind_of(body, content_type)
-    if kind == "pdf":
-        if not allow_pdf:
-            raise Refused("PDF extraction is off; allow it explicitly (--pdf)", code="pdf-not-allowed")
-        return extract_pdf(body)
+    kind = formats.kind_of(body, content_type, url) or _kind_of(body, content_type)
+    if kind in ("pdf", "docx") and not allow_pdf:
+        what = "PDF" if kind == "pdf" else "Word document"
+        raise Refused(f"{what} extraction is off; allow it explicitly (--pdf)", code="pdf-not-allowed")
+    if kind in formats.KINDS:  # Markdown, plain text, PDF, Word: their own readers (`extract.formats`)
+        return from_reading(formats.read(kind, body, text))
     if kind == "html":
         return extract_html(text if text is not None else body, url=url)
     if kind == "text":
@@ -119,24 +119,16 @@ def extract_document(
 
 
 def extract_pdf(body: bytes) -> ExtractedPage:
-    """PDF bytes -> ExtractedPage via pypdf (text layer only, no OCR)."""
-    pypdf = libraries.pypdf()
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(body))
-        pages_text = [page.extract_text() or "" for page in reader.pages]
-        info = reader.metadata
-    except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise BadInput(f"unreadable PDF: {exc}", code="decode-error") from exc
+    """PDF bytes -> ExtractedPage: the text layer with its layout read (`extract.pdf`), no OCR."""
+    return from_reading(formats.read("pdf", body))
 
-    page = ExtractedPage()
-    if info is not None:
-        page.title = clean(info.title) or None
-        page.published = pdf_date(info, "creation_date")
-        page.modified = pdf_date(info, "modification_date")
-    chunks: list[tuple[str, str]] = []
-    for text in pages_text:
-        chunks.extend(_text_chunks(text))
-    return _finish(page, chunks, f"pypdf-{pypdf.__version__}")
+
+def from_reading(reading: formats.Reading) -> ExtractedPage:
+    """The page a document reader's `Reading` describes."""
+    page = ExtractedPage(
+        title=reading.title, language=reading.language, published=reading.published, modified=reading.modified
+    )
+    return _finish(page, reading.chunks, reading.extractor)
 
 
 def _finish(page: ExtractedPage, chunks: list[tuple[str, str]], extractor: str) -> ExtractedPage:

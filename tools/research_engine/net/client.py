@@ -72,6 +72,7 @@ _ACCEPT_HEADER = {
     "text": "text/plain;q=0.8",
     "json": "application/json",
     "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xml": "application/xml;q=0.8,text/xml;q=0.8",
 }
 
@@ -141,11 +142,14 @@ class HttpClient(Answers):
         meter: Any = None,
         warn_private: bool = True,
         host_ledger: HostLedger | None = None,
+        host_intervals: dict[str, float] | None = None,
     ) -> None:
         self.allow_private = bool(allow_private)
         # A private address reached under the broad opt-in is worth a warning; a host the user named, or any
         # host of a replay (served from its cassette, never contacted), is noted at INFO only.
         self.warn_private = warn_private
+        # Hosts that publish their own pacing (arXiv: one request every 3 s): seconds between two requests.
+        self.host_intervals = {h.lower(): float(s) for h, s in (host_intervals or {}).items()}
         # Told of every request before it is sent (`sending(method, url)`, which may refuse it by raising
         # BudgetSpent) and of every body once read (`received(method, url, size)`): a run's budget meter
         # (`spend.RunMeter`, the headless engine's `Meter`). None: nothing is told.
@@ -462,7 +466,7 @@ class HttpClient(Answers):
                 # A host the user named with --allow-host is their own service (a local SearXNG or
                 # corpus): no public host to be polite to, so no pause between its requests.
                 with self.gate.slot(
-                    host, deadline=deadline, interval=hop.crawl_delay, exempt=hop.verdict.named
+                    host, deadline=deadline, interval=self._interval(host, hop), exempt=hop.verdict.named
                 ):
                     if meter is not None:
                         meter.sending(method, hop.target)
@@ -502,6 +506,11 @@ class HttpClient(Answers):
             elif wait:
                 self.retry.sleep(wait)
             attempt += 1
+
+    def _interval(self, host: str, hop: _Hop) -> float | None:
+        """The spacing this host asks for: its robots.txt crawl-delay or its published pacing."""
+        asked = [s for s in (hop.crawl_delay, self.host_intervals.get(host)) if s is not None]
+        return max(asked) if asked else None
 
     # ------------------------------------------------------------ robots.txt
 

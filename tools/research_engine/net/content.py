@@ -30,6 +30,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "text": ("text/plain", "text/markdown", "text/x-markdown", "text/csv"),
     "json": ("application/json", "text/json", "application/ld+json", "application/problem+json"),
     "pdf": ("application/pdf",),
+    "docx": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",),
     "xml": ("application/xml", "text/xml", "application/atom+xml", "application/rss+xml"),
 }
 TEXTUAL = ("html", "text", "json", "xml")

@@ -47,6 +47,7 @@ class FetchPolicy:
     cache_dir: Path | None = None
     use_cache: bool = True
     secrets: tuple[str, ...] = field(default=(), repr=False)  # scrubbed from the client's logs
+    host_intervals: dict[str, float] = field(default_factory=dict)  # published pacing per host
     # Further HttpClient options (politeness tuning, a cassette's transport hook and resolver).
     client_options: dict[str, Any] = field(default_factory=dict)
 
@@ -67,6 +68,7 @@ class FetchPolicy:
             "cache_dir": self.cache_dir,
             "use_cache": self.use_cache,
             "secrets": self.secrets,
+            "host_intervals": self.host_intervals,
             **self.client_options,
             **overrides,
         }
@@ -131,5 +133,6 @@ def fetch_policy(
         cache_dir=settings.cache_root,
         use_cache=use_cache,
         secrets=settings.secrets,
+        host_intervals=settings.polite_intervals(),
         client_options=options,
     )

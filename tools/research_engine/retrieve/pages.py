@@ -36,6 +36,8 @@ from research_engine.urls import canonical_key
 from research_engine.vocabulary import AccessTier, SourceKind
 
 THIN = "thin"  # the failure code of a page with too little text to be a source
+# What a fetch accepts when documents are allowed (`--pdf`, or a corpus folder's own files).
+DOCUMENT_ACCEPT = ("html", "text", "pdf", "docx")
 
 
 @dataclass
@@ -86,7 +88,7 @@ def fetch_document(
     client: Any, url: str, *, allow_pdf: bool = False, check_robots: bool = True, revalidate: bool = True
 ) -> tuple[Document | None, FetchResult]:
     """Fetch `url` and extract it; failures are values (None plus the FetchResult that says why)."""
-    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    accept = DOCUMENT_ACCEPT if allow_pdf else ("html", "text")
     result = client.get(url, accept=accept, check_robots=check_robots, revalidate=revalidate)
     if not result.ok:
         return None, result
@@ -104,11 +106,14 @@ def retrieve_pages(
     *,
     allow_pdf: bool = False,
     timed: Callable[[str], AbstractContextManager[Any]] | None = None,
+    keep_thin: bool = False,
 ) -> list[Retrieved]:
     """Fetch `pages` and record each readable, non-thin one under `sq`; one Retrieved per page, in order.
 
-    `timed("extract")`, when given, wraps each extraction (the engine books its time)."""
-    accept = ("html", "text", "pdf") if allow_pdf else ("html", "text")
+    `timed("extract")`, when given, wraps each extraction (the engine books its time). `keep_thin` records
+    a short document too: a user's own short note is content, where a thin web page is boilerplate. A page
+    the run already holds is recorded again from its snapshot, with no request."""
+    accept = DOCUMENT_ACCEPT if allow_pdf else ("html", "text")
     held = {i: ref for i, p in enumerate(pages) if (ref := source_of_url(run, p.url)) is not None}
     wanted = [p.url for i, p in enumerate(pages) if i not in held]
     fetched = iter(client.get_many(wanted, accept=accept) if wanted else [])
@@ -117,7 +122,10 @@ def retrieve_pages(
         if i in held:
             out.append(_reuse_page(run, sq, request, held[i]))
         else:
-            out.append(_record_page(run, sq, request, next(fetched), allow_pdf=allow_pdf, timed=timed))
+            result = next(fetched)
+            out.append(
+                _record_page(run, sq, request, result, allow_pdf=allow_pdf, timed=timed, keep_thin=keep_thin)
+            )
     return out
 
 
@@ -209,6 +217,7 @@ def _record_page(
     *,
     allow_pdf: bool,
     timed: Callable[[str], AbstractContextManager[Any]] | None,
+    keep_thin: bool = False,
 ) -> Retrieved:
     if not result.ok:
         return Retrieved(request, result, None, error=result.error, detail=result.error_detail)
@@ -217,7 +226,7 @@ def _record_page(
     if doc is None:
         result.ok, result.error, result.error_detail = False, "decode-error", why
         return Retrieved(request, result, None, error="decode-error", detail=why)
-    if doc.extraction.get("thin"):
+    if doc.extraction.get("thin") and not (keep_thin and doc.passages):
         return Retrieved(request, result, doc, error=THIN, detail="too little text to be a source")
     doc.requested_url = request.url
     doc.access_tier = request.access_tier or AccessTier.OPEN

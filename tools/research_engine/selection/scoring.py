@@ -48,9 +48,14 @@ WEIGHTS: dict[str, float] = {
 }
 
 # Fit of a modality to a sub-question's claim type (mirrors docs/source-catalog.md).
-# Modalities: the API kinds (worldbank, openalex) and, for web pages, the source-type hint.
+# Modalities: the API kinds (worldbank, openalex, arxiv, crossref, europepmc, wikipedia) and, for web pages,
+# the source-type hint.
 FIT: dict[str, dict[str, float]] = {
     "quantitative": {
+        "arxiv": 0.5,
+        "crossref": 0.5,
+        "europepmc": 0.6,
+        "wikipedia": 0.3,
         "worldbank": 1.0,
         "openalex": 0.6,
         "data": 0.9,
@@ -61,6 +66,10 @@ FIT: dict[str, dict[str, float]] = {
         "unknown": 0.3,
     },
     "factual": {
+        "arxiv": 0.6,
+        "crossref": 0.6,
+        "europepmc": 0.7,
+        "wikipedia": 0.5,
         "worldbank": 0.5,
         "openalex": 0.7,
         "data": 0.6,
@@ -71,6 +80,10 @@ FIT: dict[str, dict[str, float]] = {
         "unknown": 0.4,
     },
     "regulatory": {
+        "arxiv": 0.2,
+        "crossref": 0.4,
+        "europepmc": 0.3,
+        "wikipedia": 0.3,
         "worldbank": 0.2,
         "openalex": 0.4,
         "data": 0.3,
@@ -81,6 +94,10 @@ FIT: dict[str, dict[str, float]] = {
         "unknown": 0.3,
     },
     "competitive": {
+        "arxiv": 0.3,
+        "crossref": 0.3,
+        "europepmc": 0.2,
+        "wikipedia": 0.4,
         "worldbank": 0.2,
         "openalex": 0.4,
         "data": 0.5,
@@ -91,6 +108,10 @@ FIT: dict[str, dict[str, float]] = {
         "unknown": 0.4,
     },
     "technical": {
+        "arxiv": 0.8,
+        "crossref": 0.6,
+        "europepmc": 0.5,
+        "wikipedia": 0.5,
         "worldbank": 0.1,
         "openalex": 0.7,
         "data": 0.3,
@@ -113,6 +134,10 @@ ACCESS: dict[str, dict[str, float]] = {
 
 # Primary evidence vs derivative reporting.
 PRIMARY: dict[str, float] = {
+    "arxiv": 0.9,  # the authors' own report (a preprint)
+    "crossref": 0.8,
+    "europepmc": 0.8,
+    "wikipedia": 0.3,  # a tertiary reference
     "worldbank": 1.0,
     "data": 1.0,
     "primary": 1.0,

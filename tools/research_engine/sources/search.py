@@ -140,7 +140,7 @@ def _json_candidates(
 
 
 def parse_searxng(
-    body: Any, limit: int = MAX_LIMIT, start_rank: int = 1
+    body: Any, limit: int = MAX_LIMIT, start_rank: int = 1, backend: str = "searxng"
 ) -> tuple[list[Candidate], dict[str, Any]]:
     """SearXNG's JSON envelope -> Candidates and info (suggestions, unresponsive engines, answers).
 
@@ -163,7 +163,7 @@ def parse_searxng(
             },
         }
 
-    candidates = _json_candidates(body["results"], limit, "searxng", fields, start_rank=start_rank)
+    candidates = _json_candidates(body["results"], limit, backend, fields, start_rank=start_rank)
     info = {
         "suggestions": sorted(body.get("suggestions") or []),
         "unresponsive_engines": [list(e) for e in body.get("unresponsive_engines") or []],
@@ -406,6 +406,47 @@ def _http_failure(result: FetchResult, backend: str) -> BackendFailed:
     return BackendFailed(kind, f"{backend}: {describe(result)}", status_code)
 
 
+def _searxng_pages(
+    endpoint: str, name: str, query: str, limit: int, fetch: Callable[..., ApiResponse]
+) -> tuple[list[Candidate], dict[str, Any], list[ApiResponse]]:
+    """SearXNG's JSON search (a SearXNG or a corpus server), a few pages deep, deduplicated by URL."""
+    candidates: list[Candidate] = []
+    info: dict[str, Any] = {}
+    seen: set[str] = set()
+    responses: list[ApiResponse] = []
+    for page in range(1, SEARXNG_MAX_PAGES + 1):
+        params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
+        try:
+            response = fetch(endpoint, params=params, accept=("json",), check_robots=False)
+            responses.append(response)
+            page_candidates, page_info = parse_searxng(
+                _json(response, name), limit, start_rank=1, backend=name
+            )
+        except BackendFailed as failure:
+            if page == 1:
+                raise
+            info["paging_stopped"] = f"page {page}: {failure.detail}"  # keep what earlier pages gave
+            break
+        if page == 1:
+            info = page_info
+            if not page_candidates and page_info["unresponsive_engines"]:
+                failed = ", ".join(
+                    f"{e[0]} ({e[1]})" for e in page_info["unresponsive_engines"] if len(e) == 2
+                )
+                raise BackendFailed(
+                    "engines-failed", f"SearXNG returned nothing; its engines failed: {failed}"
+                )
+        new = [c for c in page_candidates if c.url not in seen]  # SearXNG does not dedup across pages
+        for c in new:
+            seen.add(c.url)
+            c.rank = len(candidates) + 1
+            c.extra["page"] = page
+            candidates.append(c)
+        if len(candidates) >= limit or not page_candidates:
+            break
+    return candidates[:limit], info, responses
+
+
 def _run_backend(
     name: str, query: str, limit: int, http: HttpClient, attempt: Attempt, settings: Settings
 ) -> tuple[list[Candidate], dict[str, Any], list[ApiResponse]]:
@@ -427,39 +468,7 @@ def _run_backend(
         return response
 
     if name == "searxng":
-        candidates: list[Candidate] = []
-        info: dict[str, Any] = {}
-        seen: set[str] = set()
-        for page in range(1, SEARXNG_MAX_PAGES + 1):
-            params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
-            try:
-                response = fetch(
-                    backend_endpoint(name, settings), params=params, accept=("json",), check_robots=False
-                )
-                page_candidates, page_info = parse_searxng(_json(response, name), limit, start_rank=1)
-            except BackendFailed as failure:
-                if page == 1:
-                    raise
-                info["paging_stopped"] = f"page {page}: {failure.detail}"  # keep what earlier pages gave
-                break
-            if page == 1:
-                info = page_info
-                if not page_candidates and page_info["unresponsive_engines"]:
-                    failed = ", ".join(
-                        f"{e[0]} ({e[1]})" for e in page_info["unresponsive_engines"] if len(e) == 2
-                    )
-                    raise BackendFailed(
-                        "engines-failed", f"SearXNG returned nothing; its engines failed: {failed}"
-                    )
-            new = [c for c in page_candidates if c.url not in seen]  # SearXNG does not dedup across pages
-            for c in new:
-                seen.add(c.url)
-                c.rank = len(candidates) + 1
-                c.extra["page"] = page
-                candidates.append(c)
-            if len(candidates) >= limit or not page_candidates:
-                break
-        return candidates[:limit], info, responses
+        return _searxng_pages(searxng_endpoint(settings), name, query, limit, fetch)
     if name == "brave":
         response = fetch(
             backend_endpoint(name, settings),
@@ -548,3 +557,39 @@ def search(
         code="search-failed",
         data={"query": query, "chain": [a.to_dict() for a in chain]},
     )
+
+
+CORPUS = "corpus"  # the backend name of a `run --corpus DIR` folder's search
+
+
+def search_corpus(
+    query: str, endpoint: str, *, limit: int = 10, client: HttpClient | None = None, settings: Settings
+) -> SearchOutcome:
+    """Ranked Candidates for `query` from one corpus folder's search (`endpoint`, SearXNG's shape)."""
+    query = check_query(query)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadInput(f"--limit must be between 1 and {MAX_LIMIT}", code="bad-limit", field="limit")
+    attempt = Attempt(backend=CORPUS, outcome="failed")
+
+    def fetch(url: str, **kw: Any) -> ApiResponse:
+        result = http.get(url, **kw)
+        attempt.status = result.status
+        attempt.requests.append({"url": result.url, "status": result.status})
+        if not result.ok:
+            attempt.transient = is_transient(result)
+            raise _http_failure(result, CORPUS)
+        return ApiResponse.from_fetch(result, settings.secrets)
+
+    with open_client(client, settings) as http:
+        try:
+            candidates, info, responses = _searxng_pages(endpoint, CORPUS, query, limit, fetch)
+        except BackendFailed as failure:
+            attempt.error, attempt.detail = failure.code, failure.detail
+            raise UpstreamFailed(
+                f"the corpus search failed ({failure.detail})",
+                code="search-failed",
+                data={"query": query, "chain": [attempt.to_dict()]},
+            ) from None
+    attempt.outcome = "ok" if candidates else "empty"
+    attempt.results = len(candidates)
+    return SearchOutcome(query, CORPUS, candidates, [attempt], responses, info)

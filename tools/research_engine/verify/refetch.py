@@ -16,19 +16,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine import runrecord
 from research_engine.artifacts import write_markdown
 from research_engine.documents import Passage, number_passages
 from research_engine.errors import BadInput, ResearchEngineError
 from research_engine.extract import extract_document
 from research_engine.ids import parse_source_ref
 from research_engine.net import fetch_policy
+from research_engine.net.content import FAMILIES
 from research_engine.retrieve import load_source, render_passages, store_snapshot
 from research_engine.retrieve.api import page_passages, work_document
+from research_engine.retrieve.works import chunks_for
 from research_engine.settings import Settings
 from research_engine.sources.endpoints import ApiResponse
 from research_engine.sources.openalex import WorkFetch, parse_work
 from research_engine.trace import Run, iso
-from research_engine.vocabulary import API_KINDS, SourceKind
+from research_engine.vocabulary import API_KINDS, KEYLESS_KINDS, SourceKind
+
+DOCUMENTS = ("pdf", "docx")  # the families a corpus folder's documents may also be
+DOCUMENT_TYPES = (*FAMILIES["pdf"], *FAMILIES["docx"])
 
 # Extra HttpClient options for the verifier's own client (politeness tuning; tests make it fast);
 # use_cache=False is always forced: a cached body is not an independent copy.
@@ -61,6 +67,8 @@ class FreshCopy:
 def _api_passages(kind: str, result: Any, meta: dict[str, Any]) -> list[Any]:
     """Rebuild an API answer's passages exactly the way its sources adapter built them at retrieval."""
     response = ApiResponse.from_fetch(result)
+    if kind in KEYLESS_KINDS:
+        return number_passages(chunks_for(kind, response, meta.get("metadata") or {})[1])
     if kind == SourceKind.OPENALEX:
         body = response.json()
         if not isinstance(body, dict):
@@ -77,10 +85,16 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
     url = meta["requested_url"]
     kind = meta.get("kind", SourceKind.WEB)
     at = iso()
+    # A document of the run's own corpus folder is read whatever its format, as at retrieval; so is a PDF or
+    # Word file the retrieval read (an arXiv PDF, `fetch --pdf`): the verifier re-reads what was used.
+    retrieved_as = str(meta.get("content_type") or "").split(";")[0].strip().lower()
+    documents = retrieved_as in DOCUMENT_TYPES or any(
+        url.startswith(origin + "/") for origin in runrecord.corpus_origins(run)
+    )
     if kind in API_KINDS:
-        result = client.get(url, accept=("json",), check_robots=False)
+        result = client.get(url, accept=("json", "xml"), check_robots=False)
     else:
-        result = client.get(url, accept=("html", "text", "json", "xml"))
+        result = client.get(url, accept=("html", "text", "json", "xml", *(DOCUMENTS if documents else ())))
     base = dict(
         source=ref,
         url=url,
@@ -107,7 +121,11 @@ def fetch_fresh(run: Run, ref: str, client: Any) -> FreshCopy:
             passages, extractor = _api_passages(kind, result, meta), f"{kind}-json"
         else:
             page = extract_document(
-                result.body, content_type=result.content_type, url=result.final_url or url, text=result.text
+                result.body,
+                content_type=result.content_type,
+                url=result.final_url or url,
+                text=result.text,
+                allow_pdf=documents,
             )
             passages, extractor = page.passages, page.extractor
     except ResearchEngineError as exc:
