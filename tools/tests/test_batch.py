@@ -281,6 +281,29 @@ def test_a_worker_killed_mid_run_is_recorded_and_resume_completes_every_brief(pr
 
 
 @pytest.mark.slow
+def test_a_batch_researches_a_corpus_folder_served_once_for_all_its_runs(tmp_path):
+    briefs = _briefs(tmp_path / "briefs", OBJECTIVES[:3])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SEARXNG", "BRAVE", "TAVILY"))}
+    env.update(RESEARCH_ENGINE_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(TOOLS))
+    done = subprocess.run(
+        [sys.executable, "-m", "research_engine", "batch", *map(str, briefs), "--workers", "2"]
+        + ["--corpus", str(FIXTURE_DOCS), "--output-path", str(tmp_path / "out"), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = _check_batch(Path(json.loads(done.stdout)["data"]["batch_dir"]), briefs)
+    assert record["options"]["corpus"] == [str(FIXTURE_DOCS.resolve())]
+    served = {
+        json.dumps(json.loads((Path(e["run_dir"]) / "run.json").read_text())["corpus"])
+        for e in record["runs"]
+    }
+    assert len(served) == 1  # one server, the same URL, for every run
+
+
+@pytest.mark.slow
 def test_ctrl_c_stops_the_batch_cleanly_and_resume_continues_it(proxy, tmp_path):
     briefs = _briefs(tmp_path / "briefs", OBJECTIVES[3:6])
     host = proxy.url.split("//", 1)[1]

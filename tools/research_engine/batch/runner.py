@@ -25,6 +25,7 @@ from research_engine.batch import cluster
 from research_engine.batch import record as records
 from research_engine.batch.record import BatchRecord, BriefEntry
 from research_engine.batch.worker import RunRequest, process_main
+from research_engine.corpus.session import ServedCorpora, check_folders, start_corpora
 from research_engine.engine.config import (
     EngineOptions,
     check_brief,
@@ -52,6 +53,7 @@ class BatchOptions:
     allow_hosts: list[str] = field(default_factory=list)
     allow_private: bool = False
     record: bool = False
+    corpus: list[str] = field(default_factory=list)  # folders every run researches (`run --corpus`)
 
     def engine_options(self) -> dict[str, Any]:
         options = EngineOptions(
@@ -62,6 +64,7 @@ class BatchOptions:
             allow_private=self.allow_private,
             allow_hosts=list(self.allow_hosts),
             sources=self.sources,
+            corpus=list(self.corpus),
         )
         return asdict(options)
 
@@ -73,6 +76,7 @@ class BatchOptions:
             "allow_hosts": list(self.allow_hosts),
             "allow_private": self.allow_private,
             "record": self.record,
+            "corpus": list(self.corpus),
         }
 
 
@@ -128,11 +132,13 @@ def run_batch(
 ) -> BatchRecord:
     """Check everything, create the batch directory, run every brief; the final record."""
     workers = _workers(options.workers)
+    options.corpus = [str(path) for path in check_folders(options.corpus)]
     engine_options = EngineOptions(**options.engine_options())
     for path in briefs:  # every brief first: a bad one fails the batch before any run, naming its file
         _check_brief(path, engine_options)
-    check_search_configured(engine_options, settings)
-    check_search_reachable(engine_options, settings)  # a backend the guard refuses dooms every run
+    check_search_configured(engine_options, settings, corpora=len(options.corpus))
+    # A backend the guard refuses dooms every run.
+    check_search_reachable(engine_options, settings, corpora=len(options.corpus))
     output = Path(options.output_path).expanduser()
     _check_writable(output)
     executor = "ray" if options.ray is not None else "local"
@@ -257,16 +263,27 @@ def _execute(
     reporter.total = len(requests)
     limits = {req.index: _time_limit(Path(req.brief), engine_options) for req in requests}
     record.save()
+    served = ServedCorpora()
     try:
         if session is None:
+            if engine_options.get("corpus"):
+                # Served once, by the driver, for every new run; a resumed run serves its folders again on
+                # the port its trace names, so those go one at a time (two would want the same port).
+                served = start_corpora(engine_options["corpus"], cache_root=settings.cache_root)
+                for request in requests:
+                    request.served = served.copy() if request.run_dir is None else None
+                resumed = [r for r in requests if r.run_dir is not None]
+                _run_local(record, resumed, limits, reporter.finished, workers=1)
+                requests = [r for r in requests if r.run_dir is None]
             _run_local(record, requests, limits, reporter.finished)
-        else:
+        else:  # each Ray task serves the folders itself: the driver's loopback is not a cluster's
             session.run(record, requests, limits, reporter.finished, _finish)
     except KeyboardInterrupt:
         record.status = "interrupted"
         record.save()
         raise
     finally:
+        served.stop()
         if session is not None:
             session.close()
     record.status = "complete" if all(e.delivered for e in record.runs) else "failed"
@@ -339,6 +356,7 @@ def _run_local(
     requests: list[RunRequest],
     limits: dict[int, float],
     finished: Callable[[BriefEntry], None],
+    workers: int | None = None,
 ) -> None:
     context = multiprocessing.get_context("spawn")  # never fork a process that holds threads and locks
     ledger_dir = str(record.root / ".politeness")
@@ -347,7 +365,7 @@ def _run_local(
     entries = {entry.index: entry for entry in record.runs}
     try:
         while pending or running:
-            while pending and len(running) < record.workers:
+            while pending and len(running) < (workers or record.workers):
                 request = pending.popleft()
                 entry = entries[request.index]
                 with contextlib.suppress(FileNotFoundError):  # an earlier attempt's result is not this one's

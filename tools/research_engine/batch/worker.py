@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 from research_engine import trace
+from research_engine.corpus.session import ServedCorpora
 from research_engine.engine import loop
 from research_engine.engine.config import EngineOptions, Outcome
 from research_engine.errors import ExitCode, ResearchEngineError
@@ -40,6 +41,7 @@ class RunRequest:
     options: dict[str, Any] = field(default_factory=dict)  # EngineOptions fields
     run_dir: str | None = None  # set: resume this run instead of starting one
     settings: Settings = field(default_factory=Settings)
+    served: ServedCorpora | None = None  # corpus folders the driver serves for every run (no servers here)
 
     @property
     def name(self) -> str:
@@ -65,7 +67,12 @@ def drive(
         if request.run_dir:
             outcome = loop.resume(request.run_dir, settings=request.settings)
         else:
-            engine = loop.start(request.brief, EngineOptions(**request.options), settings=request.settings)
+            engine = loop.start(
+                request.brief,
+                EngineOptions(**request.options),
+                settings=request.settings,
+                served=request.served,
+            )
             result["run_dir"] = str(engine.run.root)
             announced = {"run_dir": result["run_dir"], "pid": os.getpid(), "host": socket.gethostname()}
             _write(Path(request.worker_dir) / f"{request.name}.json", announced)

@@ -66,6 +66,14 @@ def batch(
         bool, typer.Option("--allow-private", help="Allow loopback/private addresses in every run.")
     ] = False,
     allow_host: AllowHostOpt = None,
+    corpus: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--corpus",
+            help="Research this folder of documents (HTML, Markdown, text, PDF, Word) in every run, as "
+            "`run --corpus` does; repeatable.",
+        ),
+    ] = None,
     record: Annotated[
         bool, typer.Option("--record", help="Keep every run's HTTP exchanges in its cassette.")
     ] = False,
@@ -109,6 +117,7 @@ def batch(
                 allow_hosts=list(allow_host or []),
                 allow_private=allow_private,
                 record=record,
+                corpus=[str(folder) for folder in corpus or []],
             )
             done = batches.run_batch(
                 batches.find_briefs(briefs or [], briefs_dir), options, settings=settings(), reporter=reporter
