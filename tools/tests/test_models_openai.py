@@ -17,9 +17,9 @@ from research_engine.documents import Passage
 from research_engine.engine.cassette import Recorder, client_kwargs
 from research_engine.engine.extractive import ExtractiveModel
 from research_engine.engine.factory import make_model
-from research_engine.engine.model_exchange import CHARS_PER_TOKEN
 from research_engine.engine.models import SourceText
-from research_engine.engine.openai_model import (
+from research_engine.engine.openai.exchange import CHARS_PER_TOKEN
+from research_engine.engine.openai.model import (
     CONSOLIDATE_CALLS,
     MODEL_RETRY,
     OpenAIModel,

@@ -14,7 +14,6 @@ from research_engine.cli._common import AllowHostOpt, JsonOpt, Result, run_comma
 from research_engine.errors import BadInput, ExitCode
 from research_engine.vocabulary import Depth
 
-MODELS = ("extractive", "openai", "scripted")
 DEPTHS: tuple[str, ...] = tuple(Depth)
 
 
@@ -137,6 +136,7 @@ def run(
     def body() -> Result:
         from research_engine.engine import loop
         from research_engine.engine.apigather import parse_sources
+        from research_engine.engine.factory import model_kind
         from research_engine.engine.progress import Progress
 
         progress = Progress.auto(json_mode=json_)
@@ -154,12 +154,7 @@ def run(
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
-                if model.split(":", 1)[0] not in MODELS:
-                    raise BadInput(
-                        f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
-                        code="bad-model",
-                        field="model",
-                    )
+                model_kind(model)  # BadInput for a name the registry does not know
                 if max_tokens is not None and max_tokens < 1:
                     raise BadInput(
                         "--max-model-tokens must be at least 1", code="bad-budget", field="max_model_tokens"

@@ -76,12 +76,11 @@ from research_engine.engine.config import (
     provider_prefixes,
     read_cassette_config,
 )
-from research_engine.engine.factory import make_model
+from research_engine.engine.factory import check_configured, make_model
 from research_engine.engine.gather import GatherStages
 from research_engine.engine.helpers import ref_key
 from research_engine.engine.journal import JOURNAL_NAME, Journal
 from research_engine.engine.metering import Meter, TimedClient, TimedModel
-from research_engine.engine.openai_model import configured_endpoint
 from research_engine.engine.progress import Progress
 from research_engine.engine.review import ReviewStages
 from research_engine.engine.stages import ResearchStages
@@ -361,9 +360,8 @@ def start(
         options.sources = parse_sources(options.sources)
     check_brief(brief_path, options)  # an input error first, then the machine's configuration
     check_search_configured(options, settings)
-    if model is None and options.model.split(":", 1)[0] == "openai":
-        # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
-        configured_endpoint(settings, model=options.model.partition(":")[2] or None)
+    if model is None:
+        check_configured(options.model, settings)  # before the lock: a missing setting leaves no empty run
     run = lock_brief(brief_path, options)
     writer = trace.acquire_writer(run, "run")
     try:

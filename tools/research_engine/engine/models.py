@@ -6,11 +6,13 @@ claims, verdicts, gaps, the deliverable) it calls a `Model`. Three kinds:
 
 - `extractive` (`engine.extractive`, the default): no LLM, no key. Rules and BM25;
   every claim is a verbatim sentence of a fetched source, so it cannot fabricate.
-- `openai` (`engine.openai_model`): any OpenAI-compatible chat-completions endpoint,
+- `openai` (`engine.openai`): any OpenAI-compatible chat-completions endpoint,
   configured by RESEARCH_ENGINE_MODEL_BASE_URL, RESEARCH_ENGINE_MODEL and
   RESEARCH_ENGINE_MODEL_API_KEY; it falls back to the extractive rule whenever a
   reply cannot be used.
-- `scripted` (here): canned responses, for tests.
+- `scripted` (`engine.scripted`): canned responses, for tests.
+
+`engine.factory` is the registry of these names; the run imports a model only through it and this module.
 
 A model never writes an artifact and never decides routing: the tools check
 and place what it returns (the claims gate, the verifier's floor, `report check`),

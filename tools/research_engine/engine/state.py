@@ -16,7 +16,7 @@ from typing import Any
 from research_engine import brief as brief_mod
 from research_engine import claims, decompose, retrieve, runrecord, runstate
 from research_engine.engine.config import EngineOptions
-from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.factory import rule_model
 from research_engine.engine.journal import Journal
 from research_engine.engine.metering import Budget, Clock, SpendLedger
 from research_engine.engine.progress import Progress
@@ -177,7 +177,7 @@ class EngineState:
     def _planner(self) -> Any:
         """Dry runs plan by rule (the extractive model), so they make no model call at all."""
         if self.options.dry_run:
-            return ExtractiveModel()
+            return rule_model()
         return self.model
 
     def _angle_queries(self, sq: dict[str, Any], angles: list[str], skip: set[str]) -> list[dict[str, str]]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from research_engine import grounding
-from research_engine.engine.extractive.picking import bm25_scores
 from research_engine.engine.extractive.text import tokens
 from research_engine.engine.models import ClaimDraft, SourceText
+from research_engine.engine.ranking import bm25_scores
 from research_engine.vocabulary import Confidence, ModelRejection
 
 PASSAGE_CHARS = 1500  # a longer passage is cut before it is packed

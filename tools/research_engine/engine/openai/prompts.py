@@ -1,9 +1,9 @@
 """What the `openai` model is asked, stage by stage: the system prompt, each stage's instructions, the
 re-ask that says what was wrong with a reply, and each stage's answer room in tokens.
 
-The instructions are fixed text; `engine.openai_model` adds the data (the objective, fenced evidence) and a
+The instructions are fixed text; `openai.model` adds the data (the objective, fenced evidence) and a
 reply example. They are kept apart from the data so a reply that merely repeats them is recognised
-(`model_replies.placeholder`).
+(`replies.placeholder`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Configuration (`Settings`): RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.
 RESEARCH_ENGINE_MODEL, RESEARCH_ENGINE_MODEL_API_KEY (optional; sent only as the Authorization header),
 RESEARCH_ENGINE_MODEL_TIMEOUT (seconds per call, default 600) and RESEARCH_ENGINE_MODEL_CONTEXT (the
 context window in tokens; default: what the server reports, else 4,096). The exchange itself (its own
-client and timeout, the context window, structured output, the server's errors) is `engine.model_exchange`;
-what a reply must be is `engine.model_replies`. This module writes each stage's prompt and decides what
+client and timeout, the context window, structured output, the server's errors) is `openai.exchange`;
+what a reply must be is `openai.replies`. This module writes each stage's prompt and decides what
 happens when the answer is no good:
 
 - Every prompt fits the context: the stage's answer room (`ANSWER_TOKENS`, at most half the window) is set
@@ -34,7 +34,17 @@ from collections.abc import Callable
 from typing import Any
 
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.model_evidence import (
+from research_engine.engine.models import (
+    ClaimDraft,
+    GapDraft,
+    Section,
+    SelectionJudgement,
+    SourceText,
+    SubQuestionPlan,
+    Usage,
+    VerdictDraft,
+)
+from research_engine.engine.openai.evidence import (
     PASSAGE_CHARS,
     Prompt,
     Refusal,
@@ -44,7 +54,7 @@ from research_engine.engine.model_evidence import (
     grounded_claims,
     one_line,
 )
-from research_engine.engine.model_exchange import (
+from research_engine.engine.openai.exchange import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD,
     MODEL_RETRY,
@@ -52,7 +62,7 @@ from research_engine.engine.model_exchange import (
     ModelCallFailed,
     estimate_tokens,
 )
-from research_engine.engine.model_prompts import (
+from research_engine.engine.openai.prompts import (
     ANSWER_TOKENS,
     CONSOLIDATE_TASK,
     CRITIC_TASK,
@@ -63,7 +73,7 @@ from research_engine.engine.model_prompts import (
     VERIFY_TASK,
     WRITE_TASK,
 )
-from research_engine.engine.model_replies import (
+from research_engine.engine.openai.replies import (
     QUERIES_SCHEMA,
     VERIFY_SCHEMA,
     WRITE_SCHEMA,
@@ -75,16 +85,6 @@ from research_engine.engine.model_replies import (
     read_reply,
     select_schema,
     template_strings,
-)
-from research_engine.engine.models import (
-    ClaimDraft,
-    GapDraft,
-    Section,
-    SelectionJudgement,
-    SourceText,
-    SubQuestionPlan,
-    Usage,
-    VerdictDraft,
 )
 from research_engine.errors import BudgetSpent, NotConfigured
 from research_engine.net import RetryPolicy

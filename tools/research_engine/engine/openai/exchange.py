@@ -1,6 +1,6 @@
 """One OpenAI-compatible chat endpoint: the exchange, the context window, structured output, errors.
 
-Nothing here knows what a stage asks (`engine.openai_model` writes the prompts). Per call:
+Nothing here knows what a stage asks (`openai.model` writes the prompts). Per call:
 
 - Its own HTTP client and timeout (`Settings.model_timeout`, default 600 s per call): a model on a CPU
   needs minutes where a page fetch needs seconds, so the engine's page client is never used for it.
