@@ -12,8 +12,8 @@ as bench/quality.py scores them. Results go to bench/results/real-model-<stamp>.
 
 Per objective, beside the extractive model's on the same objective: facts found, seconds, model tokens, the
 claims the deliverable cites and whose they are (the model's picks, or the extractive rule's answering for
-it: run.json `model.claims`, or for a run from before it was recorded, a claim whose text is its quote is the
-rule's), and the sub-questions whose cited claims are all the model's.
+it: run.json `model.picked_claims`; for a run from before that was recorded, a claim whose text is its
+quote is the rule's), and the sub-questions whose cited claims are all the model's.
 
 The dev set is slow with a CPU model (minutes a run): `--limit` takes the first N objectives (default 6), and
 `--brief depth=quick` keeps each to one cycle. `--label` names the result file (`real-model-<stamp>-<label>`).
@@ -55,13 +55,13 @@ def stage_figures(runs_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _claim_origins(run_root: Path, ledger: list[dict[str, Any]], model: dict[str, Any]) -> dict[str, str]:
-    """Each claim id -> "model" or "rule": as run.json `model.claims` records it, else by its text (the rule's
-    claim text is its quote, word for word)."""
-    recorded = model.get("claims") if isinstance(model.get("claims"), dict) else None
+    """Each claim id -> "model" or "rule": as run.json `model.picked_claims` records it, else by its text
+    (the rule's claim text is its quote, word for word)."""
+    recorded = model.get("picked_claims")
     out: dict[str, str] = {}
     for claim in ledger:
-        if recorded is not None:
-            out[claim["id"]] = "model" if claim["id"] in (recorded.get("model") or []) else "rule"
+        if isinstance(recorded, list):
+            out[claim["id"]] = "model" if claim["id"] in recorded else "rule"
             continue
         quotes = [" ".join(str(e.get("quote") or "").split()) for e in claim.get("evidence") or []]
         out[claim["id"]] = "rule" if " ".join(str(claim.get("text")).split()) in quotes else "model"

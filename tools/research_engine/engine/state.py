@@ -102,7 +102,8 @@ class EngineState:
         use = runrecord.add_model_use(self.journal.data.get("model_use_carried") or {}, usage.per_stage())
         self.journal.data["model_use"] = use
         described = getattr(self.raw_model, "describe", None)
-        return {"use": use, **(described() if callable(described) else {})}
+        picked = list(self.journal.data.get("picked_claims") or [])
+        return {"use": use, "picked_claims": picked, **(described() if callable(described) else {})}
 
     def step(self, key: str, fn: Callable[[], Any]) -> Any:
         """Run `fn` unless the journal says `key` is done; journal its result."""

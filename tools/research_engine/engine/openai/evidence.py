@@ -1,27 +1,26 @@
-"""Evidence for a model's prompt: fenced as data, chosen and cut to fit, and checked when it comes back.
+"""Evidence for a model's prompt: fenced as data, numbered for picking, and the picks turned into claims.
 
-`evidence_batches` ranks a sub-question's passages by BM25 against its text (and what a full answer
-contains) and packs the best into at most `calls` prompts of `budget` characters, each listing its
-sources with their passages in reading order. `grounded_claims` keeps a drafted claim only when every
-quote is found in the source it cites (`grounding.find_quote`) and its text is real, and says why for
-each one it drops. `fence` wraps untrusted text so a closing tag inside it cannot end the fence. Pure.
+The model picks, the tool copies. `numbered_candidates` takes the sentences the extractive ranking proposes
+for a sub-question (each a run of a source's stored text) and numbers them; the model answers with numbers
+and what each says; `claims_from_picks` copies each picked quote verbatim from the candidate (so a picked
+claim's quote is always in its source) and holds the model's text to it (`held_to_quote`): a text stating a
+number, a name or a code token its quote lacks, or words mostly not in it, is replaced by the quote itself.
+`fence` wraps untrusted text so a closing tag inside it cannot end the fence. Pure.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine import grounding
-from research_engine.engine.extractive.text import tokens
+from research_engine import prose
 from research_engine.engine.models import ClaimDraft, SourceText
-from research_engine.engine.ranking import bm25_scores
-from research_engine.vocabulary import Confidence, ModelRejection
+from research_engine.terms import STOP_WORDS, fold, words
+from research_engine.vocabulary import Confidence
 
-PASSAGE_CHARS = 1500  # a longer passage is cut before it is packed
-PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
+CANDIDATE_CHARS = 700  # a longer candidate (an entry with its term and lines) is cut in the prompt only
+CONTENT_SHARE = 0.5  # at least this share of a claim text's content words must be its quote's
 
 
 def fence(source_id: str, text: str) -> str:
@@ -65,78 +64,123 @@ def fit(text: str, chars: int) -> str:
     return cut[: end + 1] if end > chars * 0.6 else cut
 
 
-def evidence_batches(
-    sq: dict[str, Any], sources: list[SourceText], budget: int, calls: int
-) -> list[list[SourceText]]:
-    """The sub-question's passages, best first by BM25, packed into at most `calls` batches of `budget`
-    characters; each batch lists its sources with their passages in reading order."""
-    query = tokens(f"{sq.get('text')} {sq.get('answers') or ''}")
-    pool = [(i, p) for i, s in enumerate(sources) for p in s.passages if p.kind in PASSAGE_KINDS]
-    scores = bm25_scores(query, [tokens(p.text) for _, p in pool])
-    ranked = sorted(zip(pool, scores, strict=True), key=lambda item: (-item[1], item[0][0]))
-    batches: list[dict[int, list[Any]]] = []
+@dataclass
+class Candidate:
+    """One numbered sentence (or run of sentences) the model may pick, as the tool will copy it.
+
+    `evidence` is (source ref, quote) per source holding it, the quote verbatim from the stored text;
+    `passages` the ids of the passages the first quote runs over; `spans` one per evidence entry: the sentence
+    reference (`SQ-01/SRC-02#p05.s2`) once sources carry sentence ids, None until then.
+    """
+
+    number: int
+    evidence: list[tuple[str, str]]
+    passages: list[str]
+    spans: list[str | None] = field(default_factory=list)
+
+    @property
+    def quote(self) -> str:
+        return self.evidence[0][1]
+
+
+def _passages_of(quote: str, source: SourceText | None) -> list[str]:
+    if source is None:
+        return []
+    inside = [p.id for p in source.passages if quote in p.text]
+    return inside[:1] or [p.id for p in source.passages if p.text and p.text in quote]
+
+
+def numbered_candidates(ranked: list[ClaimDraft], sources: list[SourceText], most: int) -> list[Candidate]:
+    """The ranking's drafts (best first; each quote a run of its source's text) as numbered candidates."""
+    by_ref = {s.ref: s for s in sources}
+    out: list[Candidate] = []
+    for draft in ranked:
+        if not draft.evidence or len(out) >= most:
+            continue
+        ref, quote = draft.evidence[0]
+        out.append(
+            Candidate(
+                number=len(out) + 1,
+                evidence=list(draft.evidence),
+                passages=_passages_of(quote, by_ref.get(ref)),
+                spans=[None] * len(draft.evidence),
+            )
+        )
+    return out
+
+
+def candidate_block(candidates: list[Candidate], chars: int) -> str:
+    """The numbered candidates as one fenced block of at most about `chars` characters (best first)."""
+    lines: list[str] = []
     used = 0
-    for (s_index, passage), _ in ranked:
-        size = min(len(passage.text), PASSAGE_CHARS) + 8
-        if size > budget:
+    for cand in candidates:
+        line = f"[{cand.number}] {fit(one_line(cand.quote, 4000), CANDIDATE_CHARS)}"
+        if lines and used + len(line) > chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return fence("sentences", "\n".join(lines))
+
+
+def _content(text: str) -> set[str]:
+    return {fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1}
+
+
+def held_to_quote(text: str, quote: str, question: str = "") -> str | None:
+    """Why `text` says more than `quote` (a number, a name, a code token, or mostly other words), or None.
+
+    The numbers, names and code tokens are `prose.findings`' (a text may restate the question's own names)."""
+    found = prose.findings(f"{text} [CLM-01]", 1, lambda _ids: quote, question)
+    if found:
+        return "states " + ", ".join(found[0].unsupported or ["more than its quote"])
+    said = _content(text)
+    held = _content(quote) | _content(question)
+    if said and len(said & held) < CONTENT_SHARE * len(said):
+        return "its words are mostly not its quote's"
+    return None
+
+
+@dataclass
+class Picked:
+    """The claims made from one reply's picks, and the texts replaced by their quotes (with why)."""
+
+    drafts: list[ClaimDraft]
+    replaced: list[str]
+    unknown: int  # picks naming no candidate
+
+
+def claims_from_picks(
+    picks: list[Any], candidates: list[Candidate], question: str, *, usable_text: Any
+) -> Picked:
+    """Claims from the reply's picks: quotes copied from the candidates, texts held to them.
+
+    `usable_text(text)` is None for real text, else why it is not (an echo of the template, empty)."""
+    by_number = {c.number: c for c in candidates}
+    drafts: list[ClaimDraft] = []
+    replaced: list[str] = []
+    seen: set[int] = set()
+    unknown = 0
+    for pick in picks:
+        number = pick.get("sentence") if isinstance(pick, dict) else pick
+        if not isinstance(number, int) or number not in by_number:
+            unknown += 1
             continue
-        if not batches or used + size > budget:
-            if len(batches) == calls:
-                break
-            batches.append({})
-            used = 0
-        batches[-1].setdefault(s_index, []).append(passage)
-        used += size
-    order = {id(p): n for n, p in enumerate(p for s in sources for p in s.passages)}
-    return [
-        [
-            SourceText(
-                ref=sources[i].ref,
-                title=sources[i].title,
-                url=sources[i].url,
-                passages=sorted(passages, key=lambda p: order[id(p)]),
-            )
-            for i, passages in sorted(batch.items())
-        ]
-        for batch in batches
-        if batch
-    ]
-
-
-def grounded_claims(
-    items: list[Any],
-    sources: list[SourceText],
-    prompt: Prompt,
-    free_text: Callable[[Any, Prompt], str | None],
-) -> tuple[list[ClaimDraft], list[tuple[str, str]]]:
-    """The drafts whose every quote is found in its cited source, and (rejection, detail) for the rest."""
-    texts = {s.ref: "\n\n".join(p.text for p in s.passages) for s in sources}
-    kept: list[ClaimDraft] = []
-    dropped: list[tuple[str, str]] = []
-    for item in items:
-        text = item.get("text")
-        why = free_text(text, prompt)
+        if number in seen:
+            continue
+        seen.add(number)
+        cand = by_number[number]
+        text = one_line(pick.get("text") if isinstance(pick, dict) else "", 2000)
+        why = usable_text(text) or held_to_quote(text, cand.quote, question)
         if why is not None:
-            dropped.append((why, f"claim text {one_line(text, 80)!r}"))
-            continue
-        evidence, missing = [], []
-        for entry in item.get("evidence") or []:
-            ref, quote = str(entry.get("source") or ""), str(entry.get("quote") or "").strip()
-            if (
-                free_text(quote, prompt) is None
-                and ref in texts
-                and grounding.find_quote(quote, texts[ref]).found
-            ):
-                evidence.append((ref, quote))
-            else:
-                missing.append(f"{ref or '(no source)'}: {one_line(quote, 80)!r}")
-        if missing or not evidence:
-            echoed = any(free_text((e or {}).get("quote"), prompt) for e in item.get("evidence") or [])
-            kind = ModelRejection.PLACEHOLDER if echoed else ModelRejection.QUOTE_NOT_IN_SOURCE
-            dropped.append(
-                (kind, f"claim {one_line(text, 80)!r}: quote not in its source: {'; '.join(missing)}")
+            replaced.append(f"[{number}] {one_line(text, 80)!r}: {why}")
+            text = one_line(cand.quote, 4000)
+        drafts.append(
+            ClaimDraft(
+                text=text,
+                evidence=list(cand.evidence),
+                confidence=Confidence.HIGH if len(cand.evidence) > 1 else Confidence.MEDIUM,
+                origin="model",
+                spans=list(cand.spans),
             )
-            continue
-        confidence = item.get("confidence") if item.get("confidence") in tuple(Confidence) else "medium"
-        kept.append(ClaimDraft(text=one_line(text, 2000), evidence=evidence, confidence=confidence))
-    return kept, dropped
+        )
+    return Picked(drafts, replaced, unknown)

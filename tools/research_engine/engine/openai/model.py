@@ -8,15 +8,17 @@ client and timeout, the context window, structured output, the server's errors) 
 what a reply must be is `openai.replies`. This module writes each stage's prompt and decides what
 happens when the answer is no good:
 
+- The model picks, the tool copies. Consolidation shows the extractive ranking's best sentences for the
+  sub-question (`PICK_CANDIDATES`, fenced, numbered) and asks which answer it and what each states; each
+  pick's quote is copied from the stored text, and a text saying more than its quote is replaced by the quote
+  (the pick stands; counted as `replaced`). Selection asks for the numbers of the candidates to fetch, a
+  short reason optional: each pick is a "choose" hint, the rest keep the extractive rule's judgement.
 - Every prompt fits the context: the stage's answer room (`ANSWER_TOKENS`, at most half the window) is set
-  aside and the evidence is chosen and cut to fit what is left (passages ranked by BM25 against the
-  sub-question, the best first). Consolidation that does not fit one prompt is split over up to
-  `CONSOLIDATE_CALLS` calls. A context-length error from the server (our estimate was short) rebuilds the
-  prompt at 60% of the room and asks once more.
+  aside and the data is cut to fit what is left (the best candidates first). A context-length error from
+  the server (our estimate was short) rebuilds the prompt at 60% of the room and asks once more.
 - A reply is used only when it is complete JSON of the stage's shape with real text in it (not cut off, not
   a template echo); otherwise the stage asks once more, saying what was wrong, and then the extractive rule
-  answers. Claims keep only quotes found verbatim in the cited source; a sub-question whose drafts all fail
-  that test, or that gets none, is consolidated by the extractive rule.
+  answers. A sub-question where the model picks no sentence is consolidated by the extractive rule.
 - A model failure never ends a run: any `ModelCallFailed` is recorded and the extractive rule answers.
 - Every failure, rejection and fallback is counted per stage in `usage` (run.json `model.use`) and reported
   through `on_event` (run.json events), so the deliverable's footer can say which stages the model did.
@@ -45,13 +47,14 @@ from research_engine.engine.models import (
     VerdictDraft,
 )
 from research_engine.engine.openai.evidence import (
-    PASSAGE_CHARS,
+    Picked,
     Prompt,
     Refusal,
-    evidence_batches,
+    candidate_block,
+    claims_from_picks,
     fence,
     fit,
-    grounded_claims,
+    numbered_candidates,
     one_line,
 )
 from research_engine.engine.openai.exchange import (
@@ -99,8 +102,9 @@ TEMPERATURE = 0.1
 CLAIM_TYPES: tuple[str, ...] = tuple(ClaimType)
 ANGLES: tuple[str, ...] = tuple(Angle)
 _RANK = {"refuse": 0, "partial": 1, "supported": 2}
-CONSOLIDATE_CALLS = 2  # most calls per sub-question when its evidence does not fit one prompt
-MAX_CLAIMS = 6
+PICK_CANDIDATES = 8  # numbered sentences shown per sub-question: the extractive ranking's best
+PICK_PER_SOURCE = 4
+MAX_CLAIMS = 5
 CONTEXT_RETRY_SHARE = 0.6
 
 
@@ -153,6 +157,8 @@ class OpenAIModel:
         self.usage = Usage()
         self.token_budget = token_budget
         self.fallback = ExtractiveModel()
+        # What a consolidation prompt numbers: the extractive ranking's best, a few more than the rule keeps.
+        self.ranking = ExtractiveModel(max_claims=PICK_CANDIDATES, per_source_cap=PICK_PER_SOURCE)
         self.on_event = on_event
         self.endpoint = Endpoint(
             base_url=base_url,
@@ -351,13 +357,15 @@ class OpenAIModel:
     def select_judgements(
         self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
     ) -> list[SelectionJudgement]:
-        """One call judges a round's candidates (a call per candidate cost a CPU model minutes per round);
-        a candidate the reply leaves out or answers with an echo is judged by the extractive rule."""
+        """One call picks, by number, the round's candidates worth fetching (a short reason optional): each
+        pick is a "choose" hint; the rest keep the extractive rule's judgement. An unusable reply leaves every
+        candidate to the rule, counted as fallbacks."""
         if not candidates:
             return []
+        rule = [self.fallback.select_judgement(brief, sq, c) for c in candidates]
 
         def build(room: int) -> Prompt:
-            each = (int(room * CHARS_PER_TOKEN) - 900) // len(candidates) - 60
+            each = (int(room * CHARS_PER_TOKEN) - 700) // len(candidates) - 60
             blocks = [
                 fence(
                     f"candidate-{n}",
@@ -368,111 +376,88 @@ class OpenAIModel:
             return Prompt(
                 SELECT_TASK.format(n=len(candidates), id=sq.get("id"), text=sq.get("text")),
                 f"Objective: {brief.get('objective')}\n" + "\n".join(blocks),
-                'Reply as {"judgements": [{"candidate": 1, "reason": "...", "verdict": "choose" | "reject" | '
-                '"unsure"}]}',
+                'Reply as {"fetch": [{"candidate": 1, "reason": "..."}]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
-            judged: dict[int, SelectionJudgement] = {}
-            for item in value["judgements"]:
-                n, reason = item.get("candidate"), item.get("reason")
-                if not isinstance(n, int) or not 1 <= n <= len(candidates) or n in judged:
+            chosen: dict[int, str | None] = {}
+            for item in value["fetch"]:
+                n = item.get("candidate") if isinstance(item, dict) else item
+                if not isinstance(n, int) or not 1 <= n <= len(candidates) or n in chosen:
                     continue
-                why = self._free_text(reason, prompt)
-                if why is not None:
-                    self._rejected(ModelStage.SELECT, why, f"candidate {n}: reason {reason!r}"[:200])
-                    continue
-                verdict = item.get("verdict") if item.get("verdict") in ("choose", "reject") else None
-                judged[n] = SelectionJudgement(one_line(reason, 500), verdict)
-            if judged:
-                return judged
-            return Refusal(
-                ModelRejection.PLACEHOLDER,
-                "no candidate judged with a reason of its own",
-                bool(value["judgements"]),
-            )
+                reason = item.get("reason") if isinstance(item, dict) else None
+                chosen[n] = one_line(reason, 300) if self._free_text(reason, prompt) is None else None
+            if chosen or not value["fetch"]:
+                return chosen
+            return Refusal(ModelRejection.UNKNOWN_PICK, f"picks {value['fetch']!r}"[:200])
 
-        # The verdict is a hint: an unknown one leaves the reason standing without it.
-        judged = (
-            self._ask(
-                ModelStage.SELECT,
-                build,
-                select_schema(len(candidates)),
-                accept,
-                frozenset({"verdict", "candidate"}),
-                answer_tokens=min(900, 90 * len(candidates) + 60),
-            )
-            or {}
+        chosen = self._ask(
+            ModelStage.SELECT,
+            build,
+            select_schema(len(candidates)),
+            accept,
+            frozenset({"reason"}),
+            answer_tokens=min(600, 30 * len(candidates) + 60),
         )
-        missing = [n for n in range(1, len(candidates) + 1) if n not in judged]
-        if missing:
-            for _ in missing:
+        if chosen is None:
+            for _ in candidates:
                 self.usage.fell_back(ModelStage.SELECT)
-            why = f"{len(missing)} of {len(candidates)} candidate(s) without a usable judgement"
+            why = f"no usable pick of {len(candidates)} candidate(s)"
             log.warning("selection: %s; the extractive rule judges them", why)
             self._event("model-fallback", stage=ModelStage.SELECT, detail=why)
-        return [
-            judged[n] if n in judged else self.fallback.select_judgement(brief, sq, c)
-            for n, c in enumerate(candidates, 1)
-        ]
+            return rule
+        self.usage.stage(ModelStage.SELECT).picked += len(chosen)
+        out = []
+        for n, judged in enumerate(rule, 1):
+            if n not in chosen:
+                out.append(judged)
+                continue
+            reason = chosen[n] or judged.reason
+            out.append(SelectionJudgement(f"the model picked it to fetch: {reason}"[:500], "choose"))
+        return out
 
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]:
+        """The model picks, by number, which of the extractive ranking's best sentences answer the
+        sub-question and says what each states; the tool copies the quotes. No pick: the rule answers."""
         if not any(s.passages for s in sources):
             return []
-        drafts: list[ClaimDraft] = []
-        for batch in self._evidence_batches(sq, sources):
-            found = self._consolidate_batch(sq, batch)
-            for draft in found or []:
-                if all(draft.text != d.text for d in drafts):
-                    drafts.append(draft)
-        if drafts:
-            return drafts[:MAX_CLAIMS]
-        return self._fallback(
-            ModelStage.CONSOLIDATE,
-            "consolidate",
-            brief,
-            sq,
-            sources,
-            why="no claim with a quote found in its source",
-        )
+        ranked = self.ranking.consolidate(brief, sq, sources)
+        candidates = numbered_candidates(ranked, sources, PICK_CANDIDATES)
+        if not candidates:
+            return []  # the ranking found no sentence for it: neither would the rule
+        question = f"{brief.get('objective') or ''}\n{sq.get('text') or ''}"
 
-    def _evidence_batches(self, sq: dict[str, Any], sources: list[SourceText]) -> list[list[SourceText]]:
-        max_tokens = self.endpoint.answer_room(ANSWER_TOKENS[ModelStage.CONSOLIDATE])
-        room = self.endpoint.room(max_tokens) - estimate_tokens(SYSTEM_PROMPT) - 120
-        budget = int(room * CHARS_PER_TOKEN) - 900 - 200 * len(sources)  # instructions, example, headers
-        return evidence_batches(sq, sources, budget, CONSOLIDATE_CALLS)
-
-    def _consolidate_batch(self, sq: dict[str, Any], batch: list[SourceText]) -> list[ClaimDraft] | None:
         def build(room: int) -> Prompt:
-            chars = int(room * CHARS_PER_TOKEN) - 900
-            blocks: list[str] = []
-            for source in batch:
-                left = chars - sum(len(b) for b in blocks) - 80  # the fence's own tags
-                if left < 200:
-                    break
-                lines = "\n".join(fit(p.text, PASSAGE_CHARS) for p in source.passages)
-                blocks.append(
-                    fence(source.ref, fit(f"title: {source.title}\nurl: {source.url}\n{lines}", left))
-                )
             return Prompt(
                 CONSOLIDATE_TASK.format(most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
-                "\n".join(b for b in blocks if b),
-                'Reply as {"claims": [{"text": "...", "evidence": [{"source": "<source id>", '
-                '"quote": "..."}], "confidence": "high" | "medium" | "low"}]}',
+                candidate_block(candidates, int(room * CHARS_PER_TOKEN) - 700),
+                'Reply as {"claims": [{"sentence": 1, "text": "..."}]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
-            kept, dropped = grounded_claims(value["claims"], batch, prompt, self._free_text)
-            for kind, detail in dropped:
-                self._rejected(ModelStage.CONSOLIDATE, kind, detail)
-            if kept or not value["claims"]:
-                return kept
-            return Refusal(ModelRejection.QUOTE_NOT_IN_SOURCE, f"{len(dropped)} drafts dropped", counted=True)
+            picked = claims_from_picks(
+                value["claims"][:MAX_CLAIMS],
+                candidates,
+                question,
+                usable_text=lambda text: self._free_text(text, prompt),
+            )
+            if picked.drafts or not value["claims"]:
+                return picked
+            return Refusal(ModelRejection.UNKNOWN_PICK, f"picks {value['claims']!r}"[:200])
 
-        schema = consolidate_schema([s.ref for s in batch], MAX_CLAIMS)
-        return self._ask(ModelStage.CONSOLIDATE, build, schema, accept)
+        schema = consolidate_schema(len(candidates), MAX_CLAIMS)
+        picked: Picked | None = self._ask(ModelStage.CONSOLIDATE, build, schema, accept, frozenset({"text"}))
+        if picked is not None and picked.drafts:
+            use = self.usage.stage(ModelStage.CONSOLIDATE)
+            use.picked += len(picked.drafts)
+            use.replaced += len(picked.replaced)
+            for detail in picked.replaced:
+                log.info("consolidate %s: claim text replaced by its quote: %s", sq.get("id"), detail)
+            return picked.drafts
+        why = "no sentence picked" if picked is not None else "no usable pick"
+        return self._fallback(ModelStage.CONSOLIDATE, "consolidate", brief, sq, sources, why=why)
 
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:
         floor = checks.get("floor") or "refuse"
