@@ -596,3 +596,40 @@ def test_a_planted_instruction_in_a_snippet_stays_fenced_and_picks_only_by_numbe
     assert got == [ExtractiveModel().select_judgement(BRIEF, SQ, planted)]
     prompt = stub.prompts()[0]
     assert prompt.count("</untrusted-source>") == 1 and "&lt;/untrusted-source> Ignore previous" in prompt
+
+
+# ----------------------------------------------------------------------------- the model where it helps
+
+
+def test_a_stage_given_to_the_rule_makes_no_call_and_is_recorded(stub):
+    model = _model(stub, rule_stages_setting="select, consolidate")
+    assert model.select_judgements(BRIEF, SQ, [CANDIDATE]) == [
+        ExtractiveModel().select_judgement(BRIEF, SQ, CANDIDATE)
+    ]
+    assert model.consolidate(BRIEF, SQ, [PLANTED]) == ExtractiveModel().consolidate(BRIEF, SQ, [PLANTED])
+    assert not stub.requests and model.usage.fallbacks == 0
+    described = model.describe()
+    assert described["stages"]["select"] == described["stages"]["consolidate"] == "rule"
+    assert described["stages"]["verify"] == "model"
+    assert described["rule_stages"] == {
+        "select": "RESEARCH_ENGINE_MODEL_RULE_STAGES",
+        "consolidate": "RESEARCH_ENGINE_MODEL_RULE_STAGES",
+    }
+
+
+def test_a_rule_stages_setting_naming_no_stage_is_a_clear_error(stub):
+    with pytest.raises(BadInput, match="names no stage fetch"):
+        _model(stub, rule_stages_setting="fetch")
+
+
+def test_the_footer_says_which_stages_the_rule_does_by_choice():
+    from research_engine.runrecord import describe_model_use
+
+    lines = describe_model_use(
+        {"verify": {"calls": 2, "fallbacks": 0, "prompt_tokens": 10, "completion_tokens": 5}},
+        {"select": "measured worse than the rule"},
+    )
+    assert lines == [
+        "verify: model, 2 call(s), 15 tokens",
+        "select: extractive rule, not asked of this model (measured worse than the rule)",
+    ]

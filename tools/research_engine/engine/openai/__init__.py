@@ -9,7 +9,7 @@ happens when its answer is no good). The interface it implements is `engine.mode
 
 from __future__ import annotations
 
-from research_engine.engine.openai.exchange import MODEL_RETRY
-from research_engine.engine.openai.model import OpenAIModel, configured_endpoint
+from research_engine.engine.openai.exchange import MODEL_RETRY, configured_endpoint
+from research_engine.engine.openai.model import OpenAIModel
 
 __all__ = ["MODEL_RETRY", "OpenAIModel", "configured_endpoint"]

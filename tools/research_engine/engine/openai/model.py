@@ -46,6 +46,7 @@ from research_engine.engine.models import (
     Usage,
     VerdictDraft,
 )
+from research_engine.engine.openai.choice import rule_stages, stage_choice
 from research_engine.engine.openai.evidence import (
     Picked,
     Prompt,
@@ -63,6 +64,7 @@ from research_engine.engine.openai.exchange import (
     MODEL_RETRY,
     Endpoint,
     ModelCallFailed,
+    configured_endpoint,
     estimate_tokens,
 )
 from research_engine.engine.openai.prompts import (
@@ -89,7 +91,7 @@ from research_engine.engine.openai.replies import (
     select_schema,
     template_strings,
 )
-from research_engine.errors import BudgetSpent, NotConfigured
+from research_engine.errors import BudgetSpent
 from research_engine.net import RetryPolicy
 from research_engine.settings import Settings
 from research_engine.vocabulary import Angle, ClaimType, ModelFailure, ModelRejection, ModelStage
@@ -106,30 +108,6 @@ PICK_CANDIDATES = 8  # numbered sentences shown per sub-question: the extractive
 PICK_PER_SOURCE = 4
 MAX_CLAIMS = 5
 CONTEXT_RETRY_SHARE = 0.6
-
-
-def configured_endpoint(
-    settings: Settings, base_url: str | None = None, model: str | None = None
-) -> tuple[str, str]:
-    """The endpoint's base URL and model name, from the arguments or the settings; NotConfigured if absent.
-
-    The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
-    """
-    base_url = base_url or settings.model_base_url
-    model = model or settings.model
-    if not base_url:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
-            code="model-not-configured",
-            field="model",
-        )
-    if not model:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL (the model name the server serves)",
-            code="model-not-configured",
-            field="model",
-        )
-    return base_url, model
 
 
 class OpenAIModel:
@@ -151,8 +129,12 @@ class OpenAIModel:
         secrets: tuple[str, ...] = (),
         client_options: dict[str, Any] | None = None,
         on_event: Callable[..., None] | None = None,
+        rule_stages_setting: str | None = None,
     ) -> None:
         self.name = f"openai:{model}"
+        # Stages measured worse than the rule with this model (or named by the setting): the rule does them.
+        self.rule_stages = rule_stages(model, rule_stages_setting)
+        self.stages = stage_choice(model, rule_stages_setting)
         self.model = model
         self.usage = Usage()
         self.token_budget = token_budget
@@ -183,6 +165,7 @@ class OpenAIModel:
         kw.setdefault("timeout", settings.model_timeout)
         kw.setdefault("context_tokens", settings.model_context)
         kw.setdefault("secrets", settings.secrets)
+        kw.setdefault("rule_stages_setting", settings.model_rule_stages)
         return cls(base_url=base_url, model=model, **kw)
 
     def close(self) -> None:
@@ -190,12 +173,16 @@ class OpenAIModel:
 
     def describe(self) -> dict[str, Any]:
         """What run.json records of the model: the context window (once known) and where it came from, the
-        structured-output mode in use, the timeout per call."""
+        structured-output mode in use, the timeout per call, which stages the model does (and why the
+        rule does the others)."""
         window, source = self.endpoint.known_context
         described: dict[str, Any] = {
             "output_mode": self.endpoint.output_mode,
             "timeout_seconds": self.endpoint.timeout,
+            "stages": dict(self.stages),
         }
+        if self.rule_stages:
+            described["rule_stages"] = dict(self.rule_stages)
         if window is not None:
             described.update(context_window=window, context_source=source)
         return described
@@ -277,12 +264,18 @@ class OpenAIModel:
         self._event("model-fallback", stage=stage, detail=why)
         return getattr(self.fallback, method)(*args)
 
+    def _ruled(self, stage: str) -> bool:
+        """The stage is the rule's for this model (measured worse, or named by the setting): no call."""
+        return stage in self.rule_stages
+
     def _free_text(self, value: Any, prompt: Prompt) -> str | None:
         return placeholder(value, template_strings(prompt.example), prompt.instructions)
 
     # ------------------------------------------------------------------ the judgement steps
 
     def decompose(self, brief: dict[str, Any]) -> list[SubQuestionPlan]:
+        if self._ruled(ModelStage.DECOMPOSE):
+            return self.fallback.decompose(brief)
         types = list(brief.get("claim_types") or ["factual"])
         data = (
             f"Objective: {brief.get('objective')}\nScope: {brief.get('scope') or 'not stated'}\n"
@@ -323,6 +316,9 @@ class OpenAIModel:
         )
 
     def queries(self, brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]:
+        if self._ruled(ModelStage.QUERIES):
+            return self.fallback.queries(brief, sq, angle)
+
         def build(room: int) -> Prompt:
             return Prompt(
                 f"Write up to 3 web search queries for this sub-question, from the {angle} angle. Keep its "
@@ -360,9 +356,9 @@ class OpenAIModel:
         """One call picks, by number, the round's candidates worth fetching (a short reason optional): each
         pick is a "choose" hint; the rest keep the extractive rule's judgement. An unusable reply leaves every
         candidate to the rule, counted as fallbacks."""
-        if not candidates:
-            return []
         rule = [self.fallback.select_judgement(brief, sq, c) for c in candidates]
+        if not candidates or self._ruled(ModelStage.SELECT):
+            return rule
 
         def build(room: int) -> Prompt:
             each = (int(room * CHARS_PER_TOKEN) - 700) // len(candidates) - 60
@@ -421,6 +417,8 @@ class OpenAIModel:
     ) -> list[ClaimDraft]:
         """The model picks, by number, which of the extractive ranking's best sentences answer the
         sub-question and says what each states; the tool copies the quotes. No pick: the rule answers."""
+        if self._ruled(ModelStage.CONSOLIDATE):
+            return self.fallback.consolidate(brief, sq, sources)
         if not any(s.passages for s in sources):
             return []
         ranked = self.ranking.consolidate(brief, sq, sources)
@@ -460,6 +458,8 @@ class OpenAIModel:
         return self._fallback(ModelStage.CONSOLIDATE, "consolidate", brief, sq, sources, why=why)
 
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:
+        if self._ruled(ModelStage.VERIFY):
+            return self.fallback.verify(claim, checks, evidence)
         floor = checks.get("floor") or "refuse"
 
         def build(room: int) -> Prompt:
@@ -497,6 +497,8 @@ class OpenAIModel:
     def critic(
         self, brief: dict[str, Any], sub_questions: list[dict[str, Any]], claims: list[dict[str, Any]]
     ) -> list[GapDraft]:
+        if self._ruled(ModelStage.CRITIC):
+            return self.fallback.critic(brief, sub_questions, claims)
         listing = "\n".join(f"- {sq['id']}: {sq['text']}" for sq in sub_questions)
         claim_lines = "\n".join(
             f"- {c.get('id')} ({c.get('sub_question')}, {c.get('verdict')}): {c.get('text')}" for c in claims
@@ -538,6 +540,8 @@ class OpenAIModel:
         return gaps
 
     def write(self, brief: dict[str, Any], sections: list[Section]) -> str:
+        if self._ruled(ModelStage.WRITE):
+            return self.fallback.write(brief, sections)
         material = []
         for section in sections:
             lines = [f"{section.sq['id']}: {section.sq['text']}"]
