@@ -354,8 +354,8 @@ class OpenAIModel:
         self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
     ) -> list[SelectionJudgement]:
         """One call picks, by number, the round's candidates worth fetching (a short reason optional): each
-        pick is a "choose" hint; the rest keep the extractive rule's judgement. An unusable reply leaves every
-        candidate to the rule, counted as fallbacks."""
+        pick is a "choose" hint unless the rule rejects the candidate; the rest keep the rule's judgement. An
+        unusable reply leaves every candidate to the rule, counted as fallbacks."""
         rule = [self.fallback.select_judgement(brief, sq, c) for c in candidates]
         if not candidates or self._ruled(ModelStage.SELECT):
             return rule
@@ -402,12 +402,14 @@ class OpenAIModel:
             log.warning("selection: %s; the extractive rule judges them", why)
             self._event("model-fallback", stage=ModelStage.SELECT, detail=why)
             return rule
-        self.usage.stage(ModelStage.SELECT).picked += len(chosen)
         out = []
         for n, judged in enumerate(rule, 1):
-            if n not in chosen:
+            # A pick stands where the candidate's own text supports it: one whose title and snippet carry none
+            # of the sub-question's words (the rule's "reject") stays rejected, whatever its snippet asks.
+            if n not in chosen or judged.verdict_hint == "reject":
                 out.append(judged)
                 continue
+            self.usage.stage(ModelStage.SELECT).picked += 1
             reason = chosen[n] or judged.reason
             out.append(SelectionJudgement(f"the model picked it to fetch: {reason}"[:500], "choose"))
         return out
