@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs-dir", type=Path, help="keep the runs here (default: a directory per stamp)")
     parser.add_argument("--label", default="", help="a word for the result file's name (baseline, after...)")
     parser.add_argument(
+        "--port", action="append", default=[], metavar="CORPUS=PORT", help="as bench/quality.py's"
+    )
+    parser.add_argument(
         "--brief",
         action="append",
         default=[],
@@ -179,9 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.only or [o.id for o in objectives][: args.limit]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     work = (args.runs_dir or Path(f"/tmp/real-model-bench-{stamp}")).resolve()
-    only = [arg for obj in chosen for arg in ("--only", obj)] + [
-        a for b in args.brief for a in ("--brief", b)
-    ]
+    only = (
+        [arg for obj in chosen for arg in ("--only", obj)]
+        + [a for b in args.brief for a in ("--brief", b)]
+        + [a for p in args.port for a in ("--port", p)]
+    )
 
     python = realserver.ensure_llama_cpp()
     gguf = realserver.ensure_model(python, args.model)
@@ -251,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{totals['deliverables']}/{totals['runs']}"
     )
     for name, summary in results.items():
-        if summary:
+        if summary and summary.get("on_answer_page_share") is not None:
             print(
                 f"{name:<11} facts {summary['facts_found']}/{summary['facts_total']}, "
                 f"on-answer-page {summary['on_answer_page_share']:.0%}, "
