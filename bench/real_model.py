@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="objective id (repeat)")
     parser.add_argument("--limit", type=int, default=6, help="the first N objectives (default 6)")
     parser.add_argument("--n-ctx", type=int, default=4096, help="the server's context window")
+    parser.add_argument(
+        "--threads", type=int, help="the server's threads (default: the cores; 1 on a machine others load)"
+    )
     parser.add_argument("--runs-dir", type=Path, help="keep the runs here (default: a directory per stamp)")
     parser.add_argument("--label", default="", help="a word for the result file's name (baseline, after...)")
     parser.add_argument(
@@ -192,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     gguf = realserver.ensure_model(python, args.model)
     spec = MODELS[args.model]
     results: dict[str, Any] = {}
-    with realserver.start_server(python, gguf, n_ctx=args.n_ctx) as served:
+    with realserver.start_server(python, gguf, n_ctx=args.n_ctx, n_threads=args.threads) as served:
         os.environ.update(served.env())
         os.environ.setdefault("RESEARCH_ENGINE_MODEL_TIMEOUT", "900")
         code = quality.main(
@@ -236,7 +239,13 @@ def main(argv: list[str] | None = None) -> int:
         "schema_version": 1,
         "benchmark": "real-model",
         "started_at": stamp,
-        "model": {"key": spec.key, "title": spec.title, "gguf_sha256": spec.gguf_sha256, "n_ctx": args.n_ctx},
+        "model": {
+            "key": spec.key,
+            "title": spec.title,
+            "gguf_sha256": spec.gguf_sha256,
+            "n_ctx": args.n_ctx,
+            "threads": args.threads,
+        },
         "objectives": chosen,
         "stages": stages,
         "totals": totals,
