@@ -132,13 +132,6 @@ def replay(work: Path, quality: Any, objectives: list[Any], model: Any) -> list[
                 after = _spent(model, "select")
                 ruled = [rule.select_judgement(brief, sq, c) for c in pages]
 
-                def answer_chosen(judgements: list[Any]) -> bool:
-                    return any(
-                        j.verdict_hint == "choose"
-                        and quality.url_page(c.get("url"), base) in obj.answer_pages
-                        for j, c in zip(judgements, pages, strict=True)
-                    )
-
                 row["select"] = {
                     "seconds": round(seconds, 1),
                     "tokens": after[0] - before[0],
