@@ -12,8 +12,13 @@ from __future__ import annotations
 from research_engine.errors import BadInput
 from research_engine.vocabulary import ModelStage
 
-# model name -> {stage: why the rule does it}; from bench/results/real-model-*.json (docs/architecture.md).
-MEASURED: dict[str, dict[str, str]] = {}
+# model name -> {stage: why the rule does it}; from bench/results/ (bench/results/real-model-picks.md).
+MEASURED: dict[str, dict[str, str]] = {
+    "qwen2.5-coder-0.5b-instruct": {
+        "decompose": "measured worse: six sub-questions for a one-fact objective, each with an invented "
+        "expected answer, multiplying every later stage's calls (bench/results/real-model-picks.md)",
+    },
+}
 
 
 def stage_choice(model: str, setting: str | None = None) -> dict[str, str]:
