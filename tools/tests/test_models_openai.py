@@ -227,6 +227,9 @@ def test_the_model_picks_by_number_and_the_tool_copies_each_quote(stub):
     assert (use.calls, use.rejections, use.fallbacks, use.picked, use.replaced) == (1, {}, 0, 2, 1)
     prompt = stub.prompts()[0]
     assert "[1] The event loop runs asyncio coroutines" in prompt and "[3] Coroutines in asyncio" in prompt
+    # The best few are asked for (a small model asked which answer picks one): all three here, five at most.
+    schema = stub.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["claims"]
+    assert (schema["minItems"], schema["maxItems"]) == (3, 5) and "Pick 3 to 5" in prompt
 
 
 @pytest.mark.parametrize(

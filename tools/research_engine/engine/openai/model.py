@@ -106,6 +106,7 @@ ANGLES: tuple[str, ...] = tuple(Angle)
 _RANK = {"refuse": 0, "partial": 1, "supported": 2}
 PICK_CANDIDATES = 8  # numbered sentences shown per sub-question: the extractive ranking's best
 PICK_PER_SOURCE = 4
+PICK_FEWEST = 3  # picks asked for at least (or all the candidates, when fewer)
 MAX_CLAIMS = 5
 CONTEXT_RETRY_SHARE = 0.6
 
@@ -428,10 +429,13 @@ class OpenAIModel:
         if not candidates:
             return []  # the ranking found no sentence for it: neither would the rule
         question = f"{brief.get('objective') or ''}\n{sq.get('text') or ''}"
+        # The ranking proposed these for answering: a small model asked which answer picks one, and the facts
+        # the others state are lost (bench/results/real-model-picks.md); it is asked for the best few.
+        fewest = min(PICK_FEWEST, len(candidates))
 
         def build(room: int) -> Prompt:
             return Prompt(
-                CONSOLIDATE_TASK.format(most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
+                CONSOLIDATE_TASK.format(fewest=fewest, most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
                 candidate_block(candidates, int(room * CHARS_PER_TOKEN) - 700),
                 'Reply as {"claims": [{"sentence": 1, "text": "..."}]}',
             )
@@ -447,7 +451,7 @@ class OpenAIModel:
                 return picked
             return Refusal(ModelRejection.UNKNOWN_PICK, f"picks {value['claims']!r}"[:200])
 
-        schema = consolidate_schema(len(candidates), MAX_CLAIMS)
+        schema = consolidate_schema(len(candidates), fewest, MAX_CLAIMS)
         picked: Picked | None = self._ask(ModelStage.CONSOLIDATE, build, schema, accept, frozenset({"text"}))
         if picked is not None and picked.drafts:
             use = self.usage.stage(ModelStage.CONSOLIDATE)

@@ -37,9 +37,9 @@ DECOMPOSE_TASK = (
     "counter-evidence)."
 )
 CONSOLIDATE_TASK = (
-    "Which of the numbered sentences below answer sub-question {id}: {text}\nPick up to {most}, best first, "
-    "by number. For each, say in one short sentence what it states, with only its own names and numbers; the "
-    "tool quotes the sentence itself. Pick none when no sentence answers the sub-question."
+    "Which of the numbered sentences below best answer sub-question {id}: {text}\nPick {fewest} to {most}, "
+    "best first, by number. For each, say in one short sentence what it states, with only its own names and "
+    "numbers; the tool quotes the sentence itself."
 )
 SELECT_TASK = (
     "Which of these {n} search results are worth reading for sub-question {id}: {text}\nList the numbers of "

@@ -77,10 +77,10 @@ VERIFY_SCHEMA = _object(
 WRITE_SCHEMA = _object({"markdown": _string(20)})
 
 
-def consolidate_schema(candidates: int, most: int) -> dict[str, Any]:
-    """The numbers of the sentences that answer, each with what it states (a text the tool holds to it)."""
+def consolidate_schema(candidates: int, fewest: int, most: int) -> dict[str, Any]:
+    """The numbers of the sentences that best answer, each with what it states (held to its quote)."""
     pick = _object({"sentence": {"enum": list(range(1, candidates + 1))}, "text": {"type": "string"}})
-    return _object({"claims": {"type": "array", "items": pick, "minItems": 0, "maxItems": most}})
+    return _object({"claims": {"type": "array", "items": pick, "minItems": fewest, "maxItems": most}})
 
 
 def critic_schema(sub_question_ids: list[str]) -> dict[str, Any]:
@@ -160,13 +160,17 @@ def _relaxed_property(name: str, sub: Any, optional: frozenset[str]) -> Any:
 
 def relaxed(schema: Any, optional: frozenset[str] = OPTIONAL_FIELDS) -> Any:
     """The schema replies are held to: the strict one sent to the server, less what a stage can fill in
-    (optional fields may be absent or off-list, other keys are ignored, long lists are cut by the stage)."""
+    (optional fields may be absent or off-list, other keys are ignored, long lists are cut by the stage, a
+    list shorter than asked for is used)."""
     if isinstance(schema, list):
         return [relaxed(item, optional) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    # A list asked for at least a few (picks) is used as it comes: fewer is still an answer.
     out = {
-        k: relaxed(v, optional) for k, v in schema.items() if k not in ("additionalProperties", "maxItems")
+        k: relaxed(v, optional)
+        for k, v in schema.items()
+        if k not in ("additionalProperties", "maxItems") and not (k == "minItems" and v > 1)
     }
     if isinstance(schema.get("properties"), dict):
         out["properties"] = {
