@@ -373,7 +373,8 @@ class OpenAIModel:
             return Prompt(
                 SELECT_TASK.format(n=len(candidates), id=sq.get("id"), text=sq.get("text")),
                 f"Objective: {brief.get('objective')}\n" + "\n".join(blocks),
-                'Reply as {"fetch": [{"candidate": 1, "reason": "..."}]}',
+                # No number in the example: shown "candidate": 1, a 0.5B model went on from it with 2.
+                'Reply as {"fetch": [{"candidate": <its number>, "reason": "<why>"}, ...]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
@@ -437,7 +438,8 @@ class OpenAIModel:
             return Prompt(
                 CONSOLIDATE_TASK.format(fewest=fewest, most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
                 candidate_block(candidates, int(room * CHARS_PER_TOKEN) - 700),
-                'Reply as {"claims": [{"sentence": 1, "text": "..."}]}',
+                # No number in the example: shown "sentence": 1, a 0.5B model picked 2, 3, 4 after it.
+                'Reply as {"claims": [{"sentence": <its number>, "text": "<what it states>"}, ...]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
