@@ -41,11 +41,14 @@ SELECT_CANDIDATES = 6
 
 
 def _openai_model(base_url: str, model: str) -> Any:
+    """The model asked for every stage (the measured choice would leave some to the rule)."""
     try:
         from research_engine.engine.openai import OpenAIModel
     except ImportError:  # the code before engine/openai/ (engine/openai_model.py)
         from research_engine.engine.openai_model import OpenAIModel  # type: ignore[no-redef]
-    return OpenAIModel(base_url=base_url, model=model, timeout=1800)
+
+        return OpenAIModel(base_url=base_url, model=model, timeout=1800)
+    return OpenAIModel(base_url=base_url, model=model, timeout=1800, rule_stages_setting="none")
 
 
 def _sources(run: Any, sq: str) -> list[Any]:
