@@ -106,13 +106,18 @@ def test_a_real_model_run_completes_inside_its_context_and_states_only_what_its_
 ):
     done, root = _run(brief_name, tmp_path, llama, django_docs, rule_stages)
     assert done.returncode in (0, 8), done.stderr[-3000:]  # 8: completed, no claim could be supported
+    check_run(root, llama.model)
+
+
+def check_run(root: Path, served_model: str) -> None:
+    """What a real-model run must be, whatever the model got wrong (the module docstring lists it)."""
     run = trace.open_run(root)
     record = runrecord.read(run)
     assert record["status"] == "complete" and run.path("result").is_file()
 
     # Model use per stage, in tokens; every failure kind known; no prompt beyond the context.
     model = record["model"]
-    assert model["name"] == f"openai:{llama.model}" and model["context_window"] == N_CTX
+    assert model["name"] == f"openai:{served_model}" and model["context_window"] == N_CTX
     use = model["use"]
     asked = {s for s, by in model["stages"].items() if by == "model"}
     assert {"decompose", "queries", "select", "consolidate", "write"} & asked <= set(use)
@@ -154,7 +159,7 @@ def test_a_real_model_run_completes_inside_its_context_and_states_only_what_its_
     ledger = {c["id"]: c for c in claims.load(run)["claims"]}
     question = "\n".join(
         [
-            yaml.safe_load(run.path("brief").read_text())["objective"],
+            read_markdown(run.path("brief"))[0]["objective"],
             *(sq["text"] for sq in decompose.load(run)),
         ]
     )
