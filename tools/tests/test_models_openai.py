@@ -373,7 +373,7 @@ def test_the_answer_room_is_set_per_stage(stub):
     model = _model(stub)
     model.queries(BRIEF, SQ, "entity")
     model.select_judgement(BRIEF, SQ, CANDIDATE)
-    assert [r["max_tokens"] for r in stub.requests] == [200, 90]
+    assert [r["max_tokens"] for r in stub.requests] == [200, 110]
 
 
 # ----------------------------------------------------------------------------- structured output

@@ -395,7 +395,7 @@ class OpenAIModel:
             select_schema(len(candidates)),
             accept,
             frozenset({"reason"}),
-            answer_tokens=min(600, 30 * len(candidates) + 60),
+            answer_tokens=min(600, 50 * len(candidates) + 60),  # a number and a few words each
         )
         if chosen is None:
             for _ in candidates:

@@ -43,7 +43,8 @@ CONSOLIDATE_TASK = (
 )
 SELECT_TASK = (
     "Which of these {n} search results are worth reading for sub-question {id}: {text}\nList the numbers of "
-    "those to fetch, best first, each with a short reason if you have one. An empty list when none is."
+    "those to fetch, best first, each with a reason of a few words if you have one. An empty list when "
+    "none is."
 )
 VERIFY_TASK = (
     "Judge whether the evidence supports the claim: supported when it states it, partial when it states "
