@@ -559,9 +559,7 @@ def test_a_pick_to_fetch_is_a_choose_hint_with_the_models_reason(stub):
     judgement = _model(stub).select_judgement(BRIEF, SQ, CANDIDATE)
     assert (judgement.reason, judgement.verdict_hint) == (f"the model picked it to fetch: {reason}", "choose")
     prompt = stub.prompts()[0]
-    assert (
-        '{"fetch": [{"candidate": <its number>' in prompt and '<untrusted-source id="candidate-1">' in prompt
-    )
+    assert '{"fetch": [{"candidate": 1' in prompt and '<untrusted-source id="candidate-1">' in prompt
 
 
 def test_one_call_picks_a_rounds_candidates_and_the_rule_judges_the_rest(stub):

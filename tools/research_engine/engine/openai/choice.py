@@ -17,8 +17,6 @@ MEASURED: dict[str, dict[str, str]] = {
     "qwen2.5-coder-0.5b-instruct": {
         "decompose": "measured worse: six sub-questions for a one-fact objective, each with an invented "
         "expected answer, multiplying every later stage's calls (bench/results/real-model-picks.md)",
-        "consolidate": "measured worse: on the same sources its picks held 5, then 8, of the 11 dev-set "
-        "facts the rule's claims hold (bench/results/real-model-picks.md)",
     },
 }
 

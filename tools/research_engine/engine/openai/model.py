@@ -373,8 +373,9 @@ class OpenAIModel:
             return Prompt(
                 SELECT_TASK.format(n=len(candidates), id=sq.get("id"), text=sq.get("text")),
                 f"Objective: {brief.get('objective')}\n" + "\n".join(blocks),
-                # No number in the example: shown "candidate": 1, a 0.5B model went on from it with 2.
-                'Reply as {"fetch": [{"candidate": <its number>, "reason": "<why>"}, ...]}',
+                # (Measured: this example gave usable picks; "<its number>" here made a 0.5B model's replies
+                # unusable in 3 of 5 rounds. bench/results/real-model-picks.md)
+                'Reply as {"fetch": [{"candidate": 1, "reason": "..."}]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
