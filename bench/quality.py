@@ -418,6 +418,12 @@ def read_claims(run: Path) -> list[dict[str, Any]]:
 def read_trace(run: Path, base: str) -> dict[str, Any]:
     """What the scorer needs from a run's trace tree (never the engine's own figures)."""
     result_meta, _ = front_matter(run / "synthesis" / "result.md")
+    if "cited_claims" not in result_meta:  # result.md's front matter is for readers; run.json holds the list
+        run_json = json.loads((run / "run.json").read_text(encoding="utf-8"))
+        result_meta = {
+            **result_meta,
+            "cited_claims": (run_json.get("result") or {}).get("cited_claims") or [],
+        }
     sources: dict[str, dict[str, Any]] = {}
     for path in sorted((run / "retrieve").glob("SQ-*/SRC-*.md")):
         meta, body = front_matter(path)

@@ -474,8 +474,9 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
         if isinstance(model, dict)
         else "Model: none (claims and verdicts supplied by the agent through the toolkit)"
     )
-    if isinstance(model, dict) and model.get("use"):
-        lines += ["", *(f"- {escaping.text(line)}" for line in runrecord.describe_model_use(model["use"]))]
+    if isinstance(model, dict) and (model.get("use") or model.get("rule_stages")):
+        described = runrecord.describe_model_use(model.get("use") or {}, model.get("rule_stages"))
+        lines += ["", *(f"- {escaping.text(line)}" for line in described)]
     sources = retrieve.list_sources(run)
     cached = 0
     lines += ["", "| source | sha256 at retrieval | verifier's copy | cache |", "|---|---|---|---|"]

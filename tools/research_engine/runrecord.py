@@ -143,7 +143,7 @@ def add_model_use(earlier: dict[str, Any], now: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def describe_model_use(use: dict[str, Any]) -> list[str]:
+def describe_model_use(use: dict[str, Any], rule_stages: dict[str, str] | None = None) -> list[str]:
     """One line per stage of who did the work, for the deliverable's reproducibility footer:
     "consolidate: model, 4 calls; extractive fallback 2 times (after 3 context-length errors; 1
     quote-not-in-source reply rejected)"."""
@@ -163,6 +163,8 @@ def describe_model_use(use: dict[str, Any]) -> list[str]:
             done = f"model, {calls} call(s); extractive fallback {fallbacks} time(s)"
         tokens = int(figures.get("prompt_tokens") or 0) + int(figures.get("completion_tokens") or 0)
         lines.append(f"{stage}: {done}" + (f" ({why})" if why else "") + f", {tokens} tokens")
+    for stage, why in (rule_stages or {}).items():  # not asked of this model: the rule does it, by choice
+        lines.append(f"{stage}: extractive rule, not asked of this model ({why})")
     return lines
 
 
@@ -196,3 +198,17 @@ def corpus_origins(run: Run) -> list[str]:
     except BadInput:
         return []
     return [str(e["url"]) for e in entries if isinstance(e, dict) and e.get("url")]
+
+
+def cited_claims(run: Run) -> list[str]:
+    """The claims the run's deliverable cites: run.json `result.cited_claims` (a deliverable written before
+    result.md's front matter was cut down carries them in its front matter instead)."""
+    try:
+        result = read(run).get("result") or {}
+    except BadInput:
+        result = {}
+    cited = result.get("cited_claims") if isinstance(result, dict) else None
+    if cited is None and run.path("result").is_file():
+        meta = bounded.front_matter(bounded.read_bytes(run.path("result")).decode("utf-8", "replace"))[0]
+        cited = (meta or {}).get("cited_claims")
+    return [str(c) for c in cited or []]

@@ -72,6 +72,7 @@ VARIABLES: dict[str, str] = {
     "RESEARCH_ENGINE_MODEL_API_KEY": "model_api_key",
     "RESEARCH_ENGINE_MODEL_TIMEOUT": "model_timeout",
     "RESEARCH_ENGINE_MODEL_CONTEXT": "model_context",
+    "RESEARCH_ENGINE_MODEL_RULE_STAGES": "model_rule_stages",
     "RESEARCH_ENGINE_ALLOW_PRIVATE": "allow_private",
     "RESEARCH_ENGINE_ALLOW_HOSTS": "allow_hosts",
     "RESEARCH_ENGINE_CACHE_DIR": "cache_dir",
@@ -128,6 +129,8 @@ class Settings:
     model_timeout: float | None = None
     # The model's context window in tokens; None: what the server reports, else a conservative default.
     model_context: int | None = None
+    # Stages the extractive rule does instead of the model ("select,write", "none"); None: as measured.
+    model_rule_stages: str | None = None
     base_urls: dict[str, str] = field(default_factory=dict)  # overrides of DEFAULT_BASE_URLS
     allow_private: bool = False
     # Hosts (HOST or HOST:PORT) allowed despite a private address; net.guard.parse_allow_host checks them.
@@ -158,6 +161,7 @@ class Settings:
             model_api_key=_text(env, "RESEARCH_ENGINE_MODEL_API_KEY"),
             model_timeout=_positive(env, "RESEARCH_ENGINE_MODEL_TIMEOUT", float),
             model_context=_positive(env, "RESEARCH_ENGINE_MODEL_CONTEXT", int),
+            model_rule_stages=_text(env, "RESEARCH_ENGINE_MODEL_RULE_STAGES"),
             base_urls={
                 name: value for name, var in BASE_URL_VARS.items() if (value := _text(env, var)) is not None
             },

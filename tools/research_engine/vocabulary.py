@@ -335,5 +335,6 @@ class ModelRejection(StrEnum):
     PLACEHOLDER = "placeholder"  # "...", "<source id>", "reject" as a reason: the template echoed back
     EMPTY = "empty"
     QUOTE_NOT_IN_SOURCE = "quote-not-in-source"  # a claim whose quote is not in the cited source
+    UNKNOWN_PICK = "unknown-pick"  # picks naming no numbered candidate
     UNCITED = "uncited"  # a deliverable with no claim citation
     PROSE_CHECK = "prose-check"  # a deliverable `report check` refused

@@ -44,7 +44,7 @@ def test_http_clients_are_built_only_by_the_fetch_policy():
                 "HttpClient"
             ):
                 builders.add(name)
-    assert builders <= {"net/policy.py", "engine/model_exchange.py"}, builders
+    assert builders <= {"net/policy.py", "engine/openai/exchange.py"}, builders
 
 
 def test_secret_names_are_spelled_only_by_the_redaction_module():

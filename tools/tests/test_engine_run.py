@@ -338,3 +338,25 @@ def test_an_extractive_sentence_failing_the_prose_check_is_dropped_not_the_run(m
     )
     assert "deliverable-sentences-dropped" in events
     assert report.check(run, run.path("result")).ok
+
+
+def test_the_claims_a_model_picked_are_listed_apart_from_the_rules_in_run_json(mini_web, tmp_path):
+    """run.json `model.picked_claims`: the claims whose drafts were a model's picks, not the rule answering
+    for it (bench/real_model.py counts the deliverable's citations by it)."""
+    extractive = ExtractiveModel()
+
+    def consolidate(brief, sq, sources):
+        model.usage.add(10, 2, stage="consolidate")
+        drafts = extractive.consolidate(brief, sq, sources)
+        if sq["id"] == "SQ-01":
+            for draft in drafts:
+                draft.origin = "model"
+        return drafts
+
+    model = ScriptedModel({"consolidate": consolidate}, fallback=extractive)
+    outcome = run_engine(brief_at(tmp_path), options(), model=model)
+    run = trace.open_run(outcome.run_root)
+    picked = runrecord.read(run)["model"]["picked_claims"]
+    sq_of = {c["id"]: c["sub_question"] for c in claims.load(run)["claims"]}
+    assert picked and {sq_of[c] for c in picked} == {"SQ-01"}
+    assert {c for c, sq in sq_of.items() if sq == "SQ-01"} == set(picked)

@@ -24,7 +24,6 @@ from research_engine.errors import BadInput, ExitCode
 from research_engine.runrecord import describe_spend
 from research_engine.vocabulary import Depth
 
-MODELS = ("extractive", "openai", "scripted")
 DEPTHS: tuple[str, ...] = tuple(Depth)
 
 
@@ -171,6 +170,7 @@ def run(
 
     def body() -> Result:
         from research_engine.engine.config import EngineOptions, preflight
+        from research_engine.engine.factory import model_kind
         from research_engine.engine.progress import Progress
 
         loud = verbosity() >= 1 or verbose >= 1
@@ -191,12 +191,7 @@ def run(
             else:
                 if brief is None:
                     raise BadInput("missing BRIEF (or --resume RUN)", code="missing-argument", field="brief")
-                if model.split(":", 1)[0] not in MODELS:
-                    raise BadInput(
-                        f"unknown model {model!r}; expected one of {', '.join(MODELS)}",
-                        code="bad-model",
-                        field="model",
-                    )
+                model_kind(model)  # BadInput for a name the registry does not know
                 if max_tokens is not None and max_tokens < 1:
                     raise BadInput(
                         "--max-model-tokens must be at least 1", code="bad-budget", field="max_model_tokens"

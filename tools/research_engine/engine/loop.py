@@ -77,12 +77,11 @@ from research_engine.engine.config import (
     provider_prefixes,
     read_cassette_config,
 )
-from research_engine.engine.factory import make_model
+from research_engine.engine.factory import check_configured, make_model
 from research_engine.engine.gather import GatherStages
 from research_engine.engine.helpers import ref_key
 from research_engine.engine.journal import JOURNAL_NAME, Journal
 from research_engine.engine.metering import Meter, TimedClient, TimedModel
-from research_engine.engine.openai_model import configured_endpoint
 from research_engine.engine.progress import Progress
 from research_engine.engine.review import ReviewStages
 from research_engine.engine.stages import ResearchStages
@@ -392,11 +391,7 @@ def start(
         # sent to public APIs by default.
         options.sources = parse_sources(options.sources or (["web"] if options.corpus else None))
     # Before the lock, so a missing setting leaves no empty run behind; "openai:NAME" names the model.
-    check_model = None
-    if model is None and options.model.split(":", 1)[0] == "openai":
-        check_model = functools.partial(
-            configured_endpoint, settings, model=options.model.partition(":")[2] or None
-        )
+    check_model = None if model is not None else functools.partial(check_configured, options.model, settings)
     # An input error first, then the machine.
     preflight(brief_path, options, settings, check_model, corpora=len(options.corpus) + len(corpora.urls))
     if options.corpus and not options.replay:

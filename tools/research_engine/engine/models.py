@@ -6,11 +6,13 @@ claims, verdicts, gaps, the deliverable) it calls a `Model`. Three kinds:
 
 - `extractive` (`engine.extractive`, the default): no LLM, no key. Rules and BM25;
   every claim is a verbatim sentence of a fetched source, so it cannot fabricate.
-- `openai` (`engine.openai_model`): any OpenAI-compatible chat-completions endpoint,
+- `openai` (`engine.openai`): any OpenAI-compatible chat-completions endpoint,
   configured by RESEARCH_ENGINE_MODEL_BASE_URL, RESEARCH_ENGINE_MODEL and
   RESEARCH_ENGINE_MODEL_API_KEY; it falls back to the extractive rule whenever a
   reply cannot be used.
-- `scripted` (here): canned responses, for tests.
+- `scripted` (`engine.scripted`): canned responses, for tests.
+
+`engine.factory` is the registry of these names; the run imports a model only through it and this module.
 
 A model never writes an artifact and never decides routing: the tools check
 and place what it returns (the claims gate, the verifier's floor, `report check`),
@@ -41,6 +43,8 @@ class StageUse:
     rejections: dict[str, int] = field(default_factory=dict)  # vocabulary.ModelRejection -> count
     reasks: int = 0  # a second call after a rejected or failed first one
     fallbacks: int = 0  # answers given by the extractive rule instead
+    picked: int = 0  # claims (or pages) the model picked by number
+    replaced: int = 0  # picked claims whose text said more than the quote: the quote stands as the text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +56,8 @@ class StageUse:
             "rejections": dict(sorted(self.rejections.items())),
             "reasks": self.reasks,
             "fallbacks": self.fallbacks,
+            "picked": self.picked,
+            "replaced": self.replaced,
         }
 
 
@@ -143,9 +149,15 @@ class SelectionJudgement:
 
 @dataclass
 class ClaimDraft:
+    """A claim as a model proposes it. `origin` says whose it is: "rule" (the extractive ranking's) or
+    "model" (a model's pick: its quote copied by the tool, its text held to the quote). `spans`, one per
+    evidence entry when known, is the sentence reference the quote was copied from (`SQ-01/SRC-02#p05.s2`)."""
+
     text: str
     evidence: list[tuple[str, str]]  # (source ref, verbatim quote)
     confidence: str = "medium"
+    origin: str = "rule"
+    spans: list[str | None] = field(default_factory=list)
 
 
 @dataclass

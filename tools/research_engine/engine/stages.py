@@ -269,5 +269,7 @@ class ResearchStages(EngineState):
                 continue
             added.append(claim["id"])
             ledger.append(claim)
+            if draft.origin == "model":  # a model's pick, not the rule answering for it (run.json model)
+                self.journal.data.setdefault("picked_claims", []).append(claim["id"])
         claims.refresh(self.run)  # the end of a batch of adds: the draft shows the whole ledger again
         return {"added": added, "rejected": rejected}

@@ -17,7 +17,7 @@ from research_engine import brief as brief_mod
 from research_engine import claims, decompose, retrieve, runrecord, runstate
 from research_engine.corpus.session import ServedCorpora
 from research_engine.engine.config import EngineOptions
-from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.factory import rule_model
 from research_engine.engine.journal import Journal
 from research_engine.engine.metering import Budget, Clock, SpendLedger
 from research_engine.engine.progress import Progress
@@ -106,7 +106,8 @@ class EngineState:
         use = runrecord.add_model_use(self.journal.data.get("model_use_carried") or {}, usage.per_stage())
         self.journal.data["model_use"] = use
         described = getattr(self.raw_model, "describe", None)
-        return {"use": use, **(described() if callable(described) else {})}
+        picked = list(self.journal.data.get("picked_claims") or [])
+        return {"use": use, "picked_claims": picked, **(described() if callable(described) else {})}
 
     def step(self, key: str, fn: Callable[[], Any]) -> Any:
         """Run `fn` unless the journal says `key` is done; journal its result."""
@@ -190,7 +191,7 @@ class EngineState:
     def _planner(self) -> Any:
         """Dry runs plan by rule (the extractive model), so they make no model call at all."""
         if self.options.dry_run:
-            return ExtractiveModel()
+            return rule_model()
         return self.model
 
     def _angle_queries(self, sq: dict[str, Any], angles: list[str], skip: set[str]) -> list[dict[str, str]]:

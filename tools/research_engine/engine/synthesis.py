@@ -8,7 +8,7 @@ from contextlib import suppress
 from typing import Any
 
 from research_engine import claims, controller, critic, decompose, report, runrecord, runstate
-from research_engine.engine.extractive import ExtractiveModel
+from research_engine.engine.factory import is_rule_model, rule_model
 from research_engine.engine.helpers import label_partial
 from research_engine.engine.models import Section
 from research_engine.engine.state import EngineState
@@ -57,7 +57,7 @@ class SynthesisStages(EngineState):
         self.progress.stage("synthesize")
         sections = self._sections()
         # After a budget stop nothing more is spent: the extractive writer needs no provider and no tokens.
-        writer = ExtractiveModel() if (partial or spend_nothing) else self.model
+        writer = rule_model() if (partial or spend_nothing) else self.model
         text = writer.write(self.brief, sections)
         if partial:
             text = label_partial(text, why or "a budget was spent")
@@ -65,7 +65,7 @@ class SynthesisStages(EngineState):
         atomic_write_text(draft, text)
         checked = report.check(self.run, draft)
         fallback = False
-        model_wrote = writer is self.model and not isinstance(self.raw_model, ExtractiveModel)
+        model_wrote = writer is self.model and not is_rule_model(self.raw_model)
         if not checked.ok and model_wrote:
             text, checked = self._drop_unsupported(text, checked)
             atomic_write_text(draft, text)
@@ -84,7 +84,7 @@ class SynthesisStages(EngineState):
             if usage is not None and hasattr(usage, "fell_back"):
                 usage.count(ModelStage.WRITE, ModelRejection.PROSE_CHECK, failure=False)
                 usage.fell_back(ModelStage.WRITE)
-            text = ExtractiveModel().write(self.brief, sections)
+            text = rule_model().write(self.brief, sections)
             atomic_write_text(draft, text)
             fallback = True
             checked = report.check(self.run, draft)

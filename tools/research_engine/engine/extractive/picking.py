@@ -1,7 +1,7 @@
 """Claim picking: which sentence candidates become a sub-question's claims, ranked by BM25 and bonuses.
 
-Owns the BM25 scorer (`idf_table`, `bm25_scores`: Okapi BM25, k1 1.5, b 0.75, IDF over the sentence
-pool) and `sentence_claims`, over `candidates.sentence_candidates`: a sentence must carry a focus term of
+Ranks with BM25 (`research_engine.ranking`: Okapi BM25, k1 1.5, b 0.75, IDF over the sentence pool); owns
+`sentence_claims`, over `candidates.sentence_candidates`: a sentence must carry a focus term of
 the sub-question, name an enumerated item whole, and carry the angle's cue words for the time and counter
 angles; sentences that answer the sub-question (`answering.answer_score`; a how-to answer must also carry
 the subject's rarest term, in its words or its section's; a sentence that puts its answer off to what
@@ -19,19 +19,18 @@ fits better is still this one's when it is found here (an earlier rule gave it t
 sub-question, which often never fetched the page, so the answer was claimed nowhere); the engine states a
 finding once per run.
 
-BM25 is a small own implementation rather than rank-bm25: it is twenty lines, needs no dependency, and
-this way the tokenizer, stop words and tie-breaking (deterministic, by source and position) are ours.
+Tie-breaking is deterministic, by source and position.
 Pure; every claim is one candidate, one run of a source's text.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections import Counter
 from typing import Any
 
+from research_engine import ranking
 from research_engine.answering import (
     VERSION_TERM_RE,
     AnswerKind,
@@ -54,11 +53,10 @@ from research_engine.engine.extractive.text import (
     tokens,
 )
 from research_engine.engine.models import ClaimDraft, SourceText
+from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, synonyms, words
 from research_engine.vocabulary import Confidence
 
-BM25_K1 = 1.5
-BM25_B = 0.75
 FOCUS_WEIGHT = 2  # a focus term counts twice in the query: it is what the sub-question is about
 KEEP_SHARE = 0.35  # a claim must score at least this share of the sub-question's best sentence
 # ... unless it answers: the bonuses for a heading or a definition spread the scores of sentences that all
@@ -108,36 +106,12 @@ COORDINATION = frozenset({"and", "or", "between", "vs", "versus", "nor"})  # "js
 ENTRY_BONUS = 1.0  # under a heading naming the subject alone: its first sentence x2, the second x1.5
 SAME_QUOTE_SHARE = 0.6  # two quotes sharing a run of this share of the shorter one's words state one finding
 
-
-def idf_table(documents: list[list[str]]) -> dict[str, float]:
-    """BM25's IDF of every term of the pool (log(1 + (N - df + 0.5) / (df + 0.5)), never negative)."""
-    n = len(documents)
-    df: Counter[str] = Counter()
-    for doc in documents:
-        df.update(set(doc))
-    return {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+SENTENCE_K1 = 1.5  # term saturation for sentences (BM25's k1; the readers' default, 1.2, is for passages)
 
 
 def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
-    """Okapi BM25 score of each tokenized document for the tokenized query (IDF over `documents`)."""
-    n = len(documents)
-    if not n or not query:
-        return [0.0] * n
-    avgdl = sum(len(d) for d in documents) / n or 1.0
-    idf = idf_table(documents)
-    scores = []
-    for doc in documents:
-        tf = Counter(doc)
-        score = 0.0
-        for term in query:
-            if term not in tf:
-                continue
-            freq = tf[term]
-            score += (
-                idf[term] * freq * (BM25_K1 + 1) / (freq + BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avgdl))
-            )
-        scores.append(score)
-    return scores
+    """BM25 of each candidate's terms for the (weighted: a repeated term counts again) query."""
+    return ranking.bm25_scores(query, documents, k1=SENTENCE_K1)
 
 
 def _phrases(question: str) -> list[str]:

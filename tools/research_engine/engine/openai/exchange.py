@@ -1,6 +1,6 @@
 """One OpenAI-compatible chat endpoint: the exchange, the context window, structured output, errors.
 
-Nothing here knows what a stage asks (`engine.openai_model` writes the prompts). Per call:
+Nothing here knows what a stage asks (`openai.model` writes the prompts). Per call:
 
 - Its own HTTP client and timeout (`Settings.model_timeout`, default 600 s per call): a model on a CPU
   needs minutes where a page fetch needs seconds, so the engine's page client is never used for it.
@@ -38,9 +38,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from research_engine.engine.models import Usage
-from research_engine.errors import UpstreamFailed
+from research_engine.errors import NotConfigured, UpstreamFailed
 from research_engine.net import FetchResult, HttpClient, RetryPolicy
 from research_engine.redaction import redact_text
+from research_engine.settings import Settings
 from research_engine.trace import atomic_write_text, iso
 from research_engine.vocabulary import FetchError, ModelFailure
 
@@ -67,6 +68,30 @@ _CONTEXT_SIZE_RE = re.compile(
 )
 _PARAMETER_RE = re.compile(r"response_format|json_schema|\bschema\b|grammar", re.I)
 _FORMAT_RE = re.compile(r"response_format|json_schema")
+
+
+def configured_endpoint(
+    settings: Settings, base_url: str | None = None, model: str | None = None
+) -> tuple[str, str]:
+    """The endpoint's base URL and model name, from the arguments or the settings; NotConfigured if absent.
+
+    The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
+    """
+    base_url = base_url or settings.model_base_url
+    model = model or settings.model
+    if not base_url:
+        raise NotConfigured(
+            "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
+            code="model-not-configured",
+            field="model",
+        )
+    if not model:
+        raise NotConfigured(
+            "the openai model needs RESEARCH_ENGINE_MODEL (the model name the server serves)",
+            code="model-not-configured",
+            field="model",
+        )
+    return base_url, model
 
 
 class ModelCallFailed(UpstreamFailed):

@@ -1,9 +1,9 @@
 """What the `openai` model is asked, stage by stage: the system prompt, each stage's instructions, the
 re-ask that says what was wrong with a reply, and each stage's answer room in tokens.
 
-The instructions are fixed text; `engine.openai_model` adds the data (the objective, fenced evidence) and a
+The instructions are fixed text; `openai.model` adds the data (the objective, fenced evidence) and a
 reply example. They are kept apart from the data so a reply that merely repeats them is recognised
-(`model_replies.placeholder`).
+(`replies.placeholder`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ ANSWER_TOKENS = {
     ModelStage.DECOMPOSE: 700,
     ModelStage.QUERIES: 200,
     ModelStage.SELECT: 160,
-    ModelStage.CONSOLIDATE: 900,
+    ModelStage.CONSOLIDATE: 500,
     ModelStage.VERIFY: 300,
     ModelStage.CRITIC: 500,
     ModelStage.WRITE: 1400,
@@ -37,14 +37,14 @@ DECOMPOSE_TASK = (
     "counter-evidence)."
 )
 CONSOLIDATE_TASK = (
-    "Extract up to {most} atomic claims that answer sub-question {id}: {text}\nEach claim is carried by a "
-    "quote copied verbatim from one source below; numbers and names in a claim must appear in its quote. "
-    "No claim when the sources do not answer the sub-question."
+    "Which of the numbered sentences below best answer sub-question {id}: {text}\nPick {fewest} to {most}, "
+    "best first, by number. For each, say in one short sentence what it states, with only its own names and "
+    "numbers; the tool quotes the sentence itself."
 )
 SELECT_TASK = (
-    "Judge whether each of these {n} search results is worth reading for sub-question {id}: {text}\nFor "
-    "each, say in one sentence of your own why it is or is not. Verdict: reject when it is off-topic, "
-    "choose when it plainly answers the sub-question, unsure otherwise."
+    "Which of these {n} search results are worth reading for sub-question {id}: {text}\nList the numbers of "
+    "those to fetch, best first, each with a reason of a few words if you have one. An empty list when "
+    "none is."
 )
 VERIFY_TASK = (
     "Judge whether the evidence supports the claim: supported when it states it, partial when it states "
@@ -69,5 +69,6 @@ REASK = {
     ModelRejection.PLACEHOLDER: "Your reply repeated the example instead of answering. Write real text.",
     ModelRejection.QUOTE_NOT_IN_SOURCE: "Your quotes were not found in the sources. Copy each quote exactly, "
     "character for character, from one passage.",
+    ModelRejection.UNKNOWN_PICK: "Your picks named no numbered item. Pick by the numbers shown.",
     ModelRejection.UNCITED: "Cite each statement with the id of the claim it rests on, like [CLM-01].",
 }

@@ -62,16 +62,9 @@ QUERIES_SCHEMA = _object({"queries": {"type": "array", "items": _string(2), "min
 
 
 def select_schema(candidates: int) -> dict[str, Any]:
-    judgement = _object(
-        {
-            "candidate": {"enum": list(range(1, candidates + 1))},
-            "reason": _string(3),
-            "verdict": {"enum": ["choose", "reject", "unsure"]},
-        }
-    )
-    return _object(
-        {"judgements": {"type": "array", "items": judgement, "minItems": 1, "maxItems": candidates}}
-    )
+    """The numbers of the candidates to fetch, each with an optional short reason."""
+    pick = _object({"candidate": {"enum": list(range(1, candidates + 1))}, "reason": {"type": "string"}})
+    return _object({"fetch": {"type": "array", "items": pick, "minItems": 0, "maxItems": candidates}})
 
 
 VERIFY_SCHEMA = _object(
@@ -84,16 +77,10 @@ VERIFY_SCHEMA = _object(
 WRITE_SCHEMA = _object({"markdown": _string(20)})
 
 
-def consolidate_schema(source_ids: list[str], most: int) -> dict[str, Any]:
-    evidence = _object({"source": {"enum": source_ids}, "quote": _string(8)})
-    claim = _object(
-        {
-            "text": _string(8),
-            "evidence": {"type": "array", "items": evidence, "minItems": 1, "maxItems": 2},
-            "confidence": {"enum": [str(c) for c in Confidence]},
-        }
-    )
-    return _object({"claims": {"type": "array", "items": claim, "minItems": 0, "maxItems": most}})
+def consolidate_schema(candidates: int, fewest: int, most: int) -> dict[str, Any]:
+    """The numbers of the sentences that best answer, each with what it states (held to its quote)."""
+    pick = _object({"sentence": {"enum": list(range(1, candidates + 1))}, "text": {"type": "string"}})
+    return _object({"claims": {"type": "array", "items": pick, "minItems": fewest, "maxItems": most}})
 
 
 def critic_schema(sub_question_ids: list[str]) -> dict[str, Any]:
@@ -160,28 +147,30 @@ def placeholder(value: Any, template: frozenset[str] = frozenset(), instructions
 OPTIONAL_FIELDS = frozenset(
     {"answers", "angle", "claim_type", "confidence", "corroboration_query", "sq", "material"}
 )
-# Fields a reply must have but whose wrong value is judged per item, not by refusing the whole reply
-# (a claim citing a source id that does not exist is dropped on its own by the grounding check).
-PER_ITEM_FIELDS = frozenset({"source", "quote"})
+# Fields a reply must have but whose wrong value is judged per item, not by refusing the whole reply (a pick
+# naming no numbered candidate is dropped on its own).
+PER_ITEM_FIELDS = frozenset({"sentence", "candidate"})
 
 
 def _relaxed_property(name: str, sub: Any, optional: frozenset[str]) -> Any:
-    if name in optional:
+    if name in optional or name in PER_ITEM_FIELDS:
         return {}
-    if name in PER_ITEM_FIELDS:
-        return {"type": "string"}
     return relaxed(sub, optional)
 
 
 def relaxed(schema: Any, optional: frozenset[str] = OPTIONAL_FIELDS) -> Any:
     """The schema replies are held to: the strict one sent to the server, less what a stage can fill in
-    (optional fields may be absent or off-list, other keys are ignored, long lists are cut by the stage)."""
+    (optional fields may be absent or off-list, other keys are ignored, long lists are cut by the stage, a
+    list shorter than asked for is used)."""
     if isinstance(schema, list):
         return [relaxed(item, optional) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    # A list asked for at least a few (picks) is used as it comes: fewer is still an answer.
     out = {
-        k: relaxed(v, optional) for k, v in schema.items() if k not in ("additionalProperties", "maxItems")
+        k: relaxed(v, optional)
+        for k, v in schema.items()
+        if k not in ("additionalProperties", "maxItems") and not (k == "minItems" and v > 1)
     }
     if isinstance(schema.get("properties"), dict):
         out["properties"] = {

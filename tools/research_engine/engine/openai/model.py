@@ -4,19 +4,21 @@ Configuration (`Settings`): RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.
 RESEARCH_ENGINE_MODEL, RESEARCH_ENGINE_MODEL_API_KEY (optional; sent only as the Authorization header),
 RESEARCH_ENGINE_MODEL_TIMEOUT (seconds per call, default 600) and RESEARCH_ENGINE_MODEL_CONTEXT (the
 context window in tokens; default: what the server reports, else 4,096). The exchange itself (its own
-client and timeout, the context window, structured output, the server's errors) is `engine.model_exchange`;
-what a reply must be is `engine.model_replies`. This module writes each stage's prompt and decides what
+client and timeout, the context window, structured output, the server's errors) is `openai.exchange`;
+what a reply must be is `openai.replies`. This module writes each stage's prompt and decides what
 happens when the answer is no good:
 
+- The model picks, the tool copies. Consolidation shows the extractive ranking's best sentences for the
+  sub-question (`PICK_CANDIDATES`, fenced, numbered) and asks which answer it and what each states; each
+  pick's quote is copied from the stored text, and a text saying more than its quote is replaced by the quote
+  (the pick stands; counted as `replaced`). Selection asks for the numbers of the candidates to fetch, a
+  short reason optional: each pick is a "choose" hint, the rest keep the extractive rule's judgement.
 - Every prompt fits the context: the stage's answer room (`ANSWER_TOKENS`, at most half the window) is set
-  aside and the evidence is chosen and cut to fit what is left (passages ranked by BM25 against the
-  sub-question, the best first). Consolidation that does not fit one prompt is split over up to
-  `CONSOLIDATE_CALLS` calls. A context-length error from the server (our estimate was short) rebuilds the
-  prompt at 60% of the room and asks once more.
+  aside and the data is cut to fit what is left (the best candidates first). A context-length error from
+  the server (our estimate was short) rebuilds the prompt at 60% of the room and asks once more.
 - A reply is used only when it is complete JSON of the stage's shape with real text in it (not cut off, not
   a template echo); otherwise the stage asks once more, saying what was wrong, and then the extractive rule
-  answers. Claims keep only quotes found verbatim in the cited source; a sub-question whose drafts all fail
-  that test, or that gets none, is consolidated by the extractive rule.
+  answers. A sub-question where the model picks no sentence is consolidated by the extractive rule.
 - A model failure never ends a run: any `ModelCallFailed` is recorded and the extractive rule answers.
 - Every failure, rejection and fallback is counted per stage in `usage` (run.json `model.use`) and reported
   through `on_event` (run.json events), so the deliverable's footer can say which stages the model did.
@@ -34,25 +36,38 @@ from collections.abc import Callable
 from typing import Any
 
 from research_engine.engine.extractive import ExtractiveModel
-from research_engine.engine.model_evidence import (
-    PASSAGE_CHARS,
+from research_engine.engine.models import (
+    ClaimDraft,
+    GapDraft,
+    Section,
+    SelectionJudgement,
+    SourceText,
+    SubQuestionPlan,
+    Usage,
+    VerdictDraft,
+)
+from research_engine.engine.openai.choice import rule_stages, stage_choice
+from research_engine.engine.openai.evidence import (
+    Picked,
     Prompt,
     Refusal,
-    evidence_batches,
+    candidate_block,
+    claims_from_picks,
     fence,
     fit,
-    grounded_claims,
+    numbered_candidates,
     one_line,
 )
-from research_engine.engine.model_exchange import (
+from research_engine.engine.openai.exchange import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD,
     MODEL_RETRY,
     Endpoint,
     ModelCallFailed,
+    configured_endpoint,
     estimate_tokens,
 )
-from research_engine.engine.model_prompts import (
+from research_engine.engine.openai.prompts import (
     ANSWER_TOKENS,
     CONSOLIDATE_TASK,
     CRITIC_TASK,
@@ -63,7 +78,7 @@ from research_engine.engine.model_prompts import (
     VERIFY_TASK,
     WRITE_TASK,
 )
-from research_engine.engine.model_replies import (
+from research_engine.engine.openai.replies import (
     QUERIES_SCHEMA,
     VERIFY_SCHEMA,
     WRITE_SCHEMA,
@@ -76,17 +91,7 @@ from research_engine.engine.model_replies import (
     select_schema,
     template_strings,
 )
-from research_engine.engine.models import (
-    ClaimDraft,
-    GapDraft,
-    Section,
-    SelectionJudgement,
-    SourceText,
-    SubQuestionPlan,
-    Usage,
-    VerdictDraft,
-)
-from research_engine.errors import BudgetSpent, NotConfigured
+from research_engine.errors import BudgetSpent
 from research_engine.net import RetryPolicy
 from research_engine.settings import Settings
 from research_engine.vocabulary import Angle, ClaimType, ModelFailure, ModelRejection, ModelStage
@@ -99,33 +104,11 @@ TEMPERATURE = 0.1
 CLAIM_TYPES: tuple[str, ...] = tuple(ClaimType)
 ANGLES: tuple[str, ...] = tuple(Angle)
 _RANK = {"refuse": 0, "partial": 1, "supported": 2}
-CONSOLIDATE_CALLS = 2  # most calls per sub-question when its evidence does not fit one prompt
-MAX_CLAIMS = 6
+PICK_CANDIDATES = 8  # numbered sentences shown per sub-question: the extractive ranking's best
+PICK_PER_SOURCE = 4
+PICK_FEWEST = 3  # picks asked for at least (or all the candidates, when fewer)
+MAX_CLAIMS = 5
 CONTEXT_RETRY_SHARE = 0.6
-
-
-def configured_endpoint(
-    settings: Settings, base_url: str | None = None, model: str | None = None
-) -> tuple[str, str]:
-    """The endpoint's base URL and model name, from the arguments or the settings; NotConfigured if absent.
-
-    The engine calls this before it locks a brief, so a missing setting never leaves an empty run behind.
-    """
-    base_url = base_url or settings.model_base_url
-    model = model or settings.model
-    if not base_url:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL_BASE_URL (e.g. http://127.0.0.1:8080/v1)",
-            code="model-not-configured",
-            field="model",
-        )
-    if not model:
-        raise NotConfigured(
-            "the openai model needs RESEARCH_ENGINE_MODEL (the model name the server serves)",
-            code="model-not-configured",
-            field="model",
-        )
-    return base_url, model
 
 
 class OpenAIModel:
@@ -147,12 +130,18 @@ class OpenAIModel:
         secrets: tuple[str, ...] = (),
         client_options: dict[str, Any] | None = None,
         on_event: Callable[..., None] | None = None,
+        rule_stages_setting: str | None = None,
     ) -> None:
         self.name = f"openai:{model}"
+        # Stages measured worse than the rule with this model (or named by the setting): the rule does them.
+        self.rule_stages = rule_stages(model, rule_stages_setting)
+        self.stages = stage_choice(model, rule_stages_setting)
         self.model = model
         self.usage = Usage()
         self.token_budget = token_budget
         self.fallback = ExtractiveModel()
+        # What a consolidation prompt numbers: the extractive ranking's best, a few more than the rule keeps.
+        self.ranking = ExtractiveModel(max_claims=PICK_CANDIDATES, per_source_cap=PICK_PER_SOURCE)
         self.on_event = on_event
         self.endpoint = Endpoint(
             base_url=base_url,
@@ -177,6 +166,7 @@ class OpenAIModel:
         kw.setdefault("timeout", settings.model_timeout)
         kw.setdefault("context_tokens", settings.model_context)
         kw.setdefault("secrets", settings.secrets)
+        kw.setdefault("rule_stages_setting", settings.model_rule_stages)
         return cls(base_url=base_url, model=model, **kw)
 
     def close(self) -> None:
@@ -184,12 +174,16 @@ class OpenAIModel:
 
     def describe(self) -> dict[str, Any]:
         """What run.json records of the model: the context window (once known) and where it came from, the
-        structured-output mode in use, the timeout per call."""
+        structured-output mode in use, the timeout per call, which stages the model does (and why the
+        rule does the others)."""
         window, source = self.endpoint.known_context
         described: dict[str, Any] = {
             "output_mode": self.endpoint.output_mode,
             "timeout_seconds": self.endpoint.timeout,
+            "stages": dict(self.stages),
         }
+        if self.rule_stages:
+            described["rule_stages"] = dict(self.rule_stages)
         if window is not None:
             described.update(context_window=window, context_source=source)
         return described
@@ -271,12 +265,18 @@ class OpenAIModel:
         self._event("model-fallback", stage=stage, detail=why)
         return getattr(self.fallback, method)(*args)
 
+    def _ruled(self, stage: str) -> bool:
+        """The stage is the rule's for this model (measured worse, or named by the setting): no call."""
+        return stage in self.rule_stages
+
     def _free_text(self, value: Any, prompt: Prompt) -> str | None:
         return placeholder(value, template_strings(prompt.example), prompt.instructions)
 
     # ------------------------------------------------------------------ the judgement steps
 
     def decompose(self, brief: dict[str, Any]) -> list[SubQuestionPlan]:
+        if self._ruled(ModelStage.DECOMPOSE):
+            return self.fallback.decompose(brief)
         types = list(brief.get("claim_types") or ["factual"])
         data = (
             f"Objective: {brief.get('objective')}\nScope: {brief.get('scope') or 'not stated'}\n"
@@ -317,6 +317,9 @@ class OpenAIModel:
         )
 
     def queries(self, brief: dict[str, Any], sq: dict[str, Any], angle: str) -> list[str]:
+        if self._ruled(ModelStage.QUERIES):
+            return self.fallback.queries(brief, sq, angle)
+
         def build(room: int) -> Prompt:
             return Prompt(
                 f"Write up to 3 web search queries for this sub-question, from the {angle} angle. Keep its "
@@ -351,13 +354,15 @@ class OpenAIModel:
     def select_judgements(
         self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
     ) -> list[SelectionJudgement]:
-        """One call judges a round's candidates (a call per candidate cost a CPU model minutes per round);
-        a candidate the reply leaves out or answers with an echo is judged by the extractive rule."""
-        if not candidates:
-            return []
+        """One call picks, by number, the round's candidates worth fetching (a short reason optional): each
+        pick is a "choose" hint unless the rule rejects the candidate; the rest keep the rule's judgement. An
+        unusable reply leaves every candidate to the rule, counted as fallbacks."""
+        rule = [self.fallback.select_judgement(brief, sq, c) for c in candidates]
+        if not candidates or self._ruled(ModelStage.SELECT):
+            return rule
 
         def build(room: int) -> Prompt:
-            each = (int(room * CHARS_PER_TOKEN) - 900) // len(candidates) - 60
+            each = (int(room * CHARS_PER_TOKEN) - 700) // len(candidates) - 60
             blocks = [
                 fence(
                     f"candidate-{n}",
@@ -368,113 +373,102 @@ class OpenAIModel:
             return Prompt(
                 SELECT_TASK.format(n=len(candidates), id=sq.get("id"), text=sq.get("text")),
                 f"Objective: {brief.get('objective')}\n" + "\n".join(blocks),
-                'Reply as {"judgements": [{"candidate": 1, "reason": "...", "verdict": "choose" | "reject" | '
-                '"unsure"}]}',
+                # (Measured: this example gave usable picks; "<its number>" here made a 0.5B model's replies
+                # unusable in 3 of 5 rounds. bench/results/real-model-picks.md)
+                'Reply as {"fetch": [{"candidate": 1, "reason": "..."}]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
-            judged: dict[int, SelectionJudgement] = {}
-            for item in value["judgements"]:
-                n, reason = item.get("candidate"), item.get("reason")
-                if not isinstance(n, int) or not 1 <= n <= len(candidates) or n in judged:
+            chosen: dict[int, str | None] = {}
+            for item in value["fetch"]:
+                n = item.get("candidate") if isinstance(item, dict) else item
+                if not isinstance(n, int) or not 1 <= n <= len(candidates) or n in chosen:
                     continue
-                why = self._free_text(reason, prompt)
-                if why is not None:
-                    self._rejected(ModelStage.SELECT, why, f"candidate {n}: reason {reason!r}"[:200])
-                    continue
-                verdict = item.get("verdict") if item.get("verdict") in ("choose", "reject") else None
-                judged[n] = SelectionJudgement(one_line(reason, 500), verdict)
-            if judged:
-                return judged
-            return Refusal(
-                ModelRejection.PLACEHOLDER,
-                "no candidate judged with a reason of its own",
-                bool(value["judgements"]),
-            )
+                reason = item.get("reason") if isinstance(item, dict) else None
+                chosen[n] = one_line(reason, 300) if self._free_text(reason, prompt) is None else None
+            if chosen or not value["fetch"]:
+                return chosen
+            return Refusal(ModelRejection.UNKNOWN_PICK, f"picks {value['fetch']!r}"[:200])
 
-        # The verdict is a hint: an unknown one leaves the reason standing without it.
-        judged = (
-            self._ask(
-                ModelStage.SELECT,
-                build,
-                select_schema(len(candidates)),
-                accept,
-                frozenset({"verdict", "candidate"}),
-                answer_tokens=min(900, 90 * len(candidates) + 60),
-            )
-            or {}
+        chosen = self._ask(
+            ModelStage.SELECT,
+            build,
+            select_schema(len(candidates)),
+            accept,
+            frozenset({"reason"}),
+            answer_tokens=min(600, 50 * len(candidates) + 60),  # a number and a few words each
         )
-        missing = [n for n in range(1, len(candidates) + 1) if n not in judged]
-        if missing:
-            for _ in missing:
+        if chosen is None:
+            for _ in candidates:
                 self.usage.fell_back(ModelStage.SELECT)
-            why = f"{len(missing)} of {len(candidates)} candidate(s) without a usable judgement"
+            why = f"no usable pick of {len(candidates)} candidate(s)"
             log.warning("selection: %s; the extractive rule judges them", why)
             self._event("model-fallback", stage=ModelStage.SELECT, detail=why)
-        return [
-            judged[n] if n in judged else self.fallback.select_judgement(brief, sq, c)
-            for n, c in enumerate(candidates, 1)
-        ]
+            return rule
+        out = []
+        for n, judged in enumerate(rule, 1):
+            # A pick stands where the candidate's own text supports it: one whose title and snippet carry none
+            # of the sub-question's words (the rule's "reject") stays rejected, whatever its snippet asks.
+            if n not in chosen or judged.verdict_hint == "reject":
+                out.append(judged)
+                continue
+            self.usage.stage(ModelStage.SELECT).picked += 1
+            reason = chosen[n] or judged.reason
+            out.append(SelectionJudgement(f"the model picked it to fetch: {reason}"[:500], "choose"))
+        return out
 
     def consolidate(
         self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
     ) -> list[ClaimDraft]:
+        """The model picks, by number, which of the extractive ranking's best sentences answer the
+        sub-question and says what each states; the tool copies the quotes. No pick: the rule answers."""
+        if self._ruled(ModelStage.CONSOLIDATE):
+            return self.fallback.consolidate(brief, sq, sources)
         if not any(s.passages for s in sources):
             return []
-        drafts: list[ClaimDraft] = []
-        for batch in self._evidence_batches(sq, sources):
-            found = self._consolidate_batch(sq, batch)
-            for draft in found or []:
-                if all(draft.text != d.text for d in drafts):
-                    drafts.append(draft)
-        if drafts:
-            return drafts[:MAX_CLAIMS]
-        return self._fallback(
-            ModelStage.CONSOLIDATE,
-            "consolidate",
-            brief,
-            sq,
-            sources,
-            why="no claim with a quote found in its source",
-        )
+        ranked = self.ranking.consolidate(brief, sq, sources)
+        candidates = numbered_candidates(ranked, sources, PICK_CANDIDATES)
+        if not candidates:
+            return []  # the ranking found no sentence for it: neither would the rule
+        question = f"{brief.get('objective') or ''}\n{sq.get('text') or ''}"
+        # The ranking proposed these for answering: a small model asked which answer picks one, and the facts
+        # the others state are lost (bench/results/real-model-picks.md); it is asked for the best few.
+        fewest = min(PICK_FEWEST, len(candidates))
 
-    def _evidence_batches(self, sq: dict[str, Any], sources: list[SourceText]) -> list[list[SourceText]]:
-        max_tokens = self.endpoint.answer_room(ANSWER_TOKENS[ModelStage.CONSOLIDATE])
-        room = self.endpoint.room(max_tokens) - estimate_tokens(SYSTEM_PROMPT) - 120
-        budget = int(room * CHARS_PER_TOKEN) - 900 - 200 * len(sources)  # instructions, example, headers
-        return evidence_batches(sq, sources, budget, CONSOLIDATE_CALLS)
-
-    def _consolidate_batch(self, sq: dict[str, Any], batch: list[SourceText]) -> list[ClaimDraft] | None:
         def build(room: int) -> Prompt:
-            chars = int(room * CHARS_PER_TOKEN) - 900
-            blocks: list[str] = []
-            for source in batch:
-                left = chars - sum(len(b) for b in blocks) - 80  # the fence's own tags
-                if left < 200:
-                    break
-                lines = "\n".join(fit(p.text, PASSAGE_CHARS) for p in source.passages)
-                blocks.append(
-                    fence(source.ref, fit(f"title: {source.title}\nurl: {source.url}\n{lines}", left))
-                )
             return Prompt(
-                CONSOLIDATE_TASK.format(most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
-                "\n".join(b for b in blocks if b),
-                'Reply as {"claims": [{"text": "...", "evidence": [{"source": "<source id>", '
-                '"quote": "..."}], "confidence": "high" | "medium" | "low"}]}',
+                CONSOLIDATE_TASK.format(fewest=fewest, most=MAX_CLAIMS, id=sq.get("id"), text=sq.get("text")),
+                candidate_block(candidates, int(room * CHARS_PER_TOKEN) - 700),
+                # No number in the example: shown "sentence": 1, a 0.5B model picked 2, 3, 4 after it.
+                'Reply as {"claims": [{"sentence": <its number>, "text": "<what it states>"}, ...]}',
             )
 
         def accept(value: Any, prompt: Prompt) -> Any:
-            kept, dropped = grounded_claims(value["claims"], batch, prompt, self._free_text)
-            for kind, detail in dropped:
-                self._rejected(ModelStage.CONSOLIDATE, kind, detail)
-            if kept or not value["claims"]:
-                return kept
-            return Refusal(ModelRejection.QUOTE_NOT_IN_SOURCE, f"{len(dropped)} drafts dropped", counted=True)
+            picked = claims_from_picks(
+                value["claims"][:MAX_CLAIMS],
+                candidates,
+                question,
+                usable_text=lambda text: self._free_text(text, prompt),
+            )
+            if picked.drafts or not value["claims"]:
+                return picked
+            return Refusal(ModelRejection.UNKNOWN_PICK, f"picks {value['claims']!r}"[:200])
 
-        schema = consolidate_schema([s.ref for s in batch], MAX_CLAIMS)
-        return self._ask(ModelStage.CONSOLIDATE, build, schema, accept)
+        schema = consolidate_schema(len(candidates), fewest, MAX_CLAIMS)
+        picked: Picked | None = self._ask(ModelStage.CONSOLIDATE, build, schema, accept, frozenset({"text"}))
+        if picked is not None and picked.drafts:
+            use = self.usage.stage(ModelStage.CONSOLIDATE)
+            use.picked += len(picked.drafts)
+            use.replaced += len(picked.replaced)
+            for detail in picked.replaced:
+                log.info("consolidate %s: claim text replaced by its quote: %s", sq.get("id"), detail)
+            return picked.drafts
+        why = "no sentence picked" if picked is not None else "no usable pick"
+        return self._fallback(ModelStage.CONSOLIDATE, "consolidate", brief, sq, sources, why=why)
 
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:
+        if self._ruled(ModelStage.VERIFY):
+            return self.fallback.verify(claim, checks, evidence)
         floor = checks.get("floor") or "refuse"
 
         def build(room: int) -> Prompt:
@@ -512,6 +506,8 @@ class OpenAIModel:
     def critic(
         self, brief: dict[str, Any], sub_questions: list[dict[str, Any]], claims: list[dict[str, Any]]
     ) -> list[GapDraft]:
+        if self._ruled(ModelStage.CRITIC):
+            return self.fallback.critic(brief, sub_questions, claims)
         listing = "\n".join(f"- {sq['id']}: {sq['text']}" for sq in sub_questions)
         claim_lines = "\n".join(
             f"- {c.get('id')} ({c.get('sub_question')}, {c.get('verdict')}): {c.get('text')}" for c in claims
@@ -553,6 +549,8 @@ class OpenAIModel:
         return gaps
 
     def write(self, brief: dict[str, Any], sections: list[Section]) -> str:
+        if self._ruled(ModelStage.WRITE):
+            return self.fallback.write(brief, sections)
         material = []
         for section in sections:
             lines = [f"{section.sq['id']}: {section.sq['text']}"]
