@@ -305,6 +305,30 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def sweep_share(built: list[tuple[Case, Any, dict[str, str]]], values: list[float]) -> dict[str, Any]:
+    """The dev set scored at each value of the content check's threshold (the share of a sentence's content
+    words that may be in neither its claims nor the question), tune and check halves side by side."""
+    from research_engine import support
+
+    chosen = support.MISSING_SHARE
+    out: dict[str, Any] = {}
+    try:
+        for value in values:
+            support.MISSING_SHARE = value
+            rows = [row for case, run, ids in built for row in check_case(case, run, ids)]
+            summary = summarize(rows)
+            out[str(value)] = {half: summary[half] for half in ("tune", "check")}
+            line = ", ".join(
+                f"{half}: unfaithful {_pct(s['unfaithful_refused'], s['unfaithful'])} refused, "
+                f"faithful {_pct(s['faithful_passed'], s['faithful'])} passed"
+                for half, s in out[str(value)].items()
+            )
+            print(f"MISSING_SHARE {value}: {line}")
+    finally:
+        support.MISSING_SHARE = chosen
+    return out
+
+
 def _pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "-"
 
@@ -346,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale-words", type=int, default=5000)
     parser.add_argument("--scale-claims", type=int, default=100)
     parser.add_argument("--verbose", action="store_true", help="print every sentence's verdict")
+    parser.add_argument(
+        "--sweep",
+        default="",
+        help="comma-separated values of support.MISSING_SHARE to score side by side (how it was chosen)",
+    )
     args = parser.parse_args(argv)
 
     from research_engine.corpus import CorpusServer
@@ -358,7 +387,9 @@ def main(argv: list[str] | None = None) -> int:
             cases = [c for c in cases if c.id in set(args.only)]
         cache = args.cache_dir.expanduser()
         rows: list[dict[str, Any]] = []
+        built: list[tuple[Case, Any, dict[str, str]]] = []
         scale = None
+        sweep: dict[str, Any] = {}
         with tempfile.TemporaryDirectory(prefix="faithfulness-") as tmp:
             workdir = Path(tmp)
             for name in sorted({c.corpus for c in cases} | ({"django"} if args.scale_words else set())):
@@ -367,11 +398,14 @@ def main(argv: list[str] | None = None) -> int:
                 with CorpusServer(root) as served:
                     for case in mine:
                         run, ids = build_case_run(case, served.url, workdir)
+                        built.append((case, run, ids))
                         rows += check_case(case, run, ids)
-                    if name == "django" and args.scale_words:
+                    if name == "django" and args.scale_words and not args.sweep:
                         scale = scale_timing(
                             served.url, SCALE_PAGES, workdir, args.scale_words, args.scale_claims
                         )
+            if args.sweep:
+                sweep = sweep_share(built, [float(v) for v in args.sweep.split(",")])
     except (BenchError, quality.BenchError) as exc:
         print(f"faithfulness: {exc}", file=sys.stderr)
         return 2

@@ -77,3 +77,9 @@ def tld() -> ModuleType:
     import tld  # noqa: PLC0415 - loads the Public Suffix List: only registrable-domain lookups need it
 
     return tld
+
+
+def snowballstemmer() -> ModuleType:
+    import snowballstemmer  # noqa: PLC0415 - its stemmers load on first use: only the prose check needs them
+
+    return snowballstemmer

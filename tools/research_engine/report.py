@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, brief, decompose, escaping, nofinding, prose, retrieve, runrecord
+from research_engine import bounded, brief, decompose, escaping, nofinding, retrieve, runrecord, support
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
@@ -79,6 +79,7 @@ class CheckReport:
     warnings: list[Problem] = field(default_factory=list)
     has_references: bool = False
     no_finding: bool = False  # cites nothing, in a run with nothing citable: says no finding was supported
+    sentences: list[support.Sentence] = field(default_factory=list)  # every judged sentence (`support`)
 
     @property
     def ok(self) -> bool:
@@ -93,6 +94,8 @@ class CheckReport:
             "no_finding": self.no_finding,
             "problems": [p.to_dict() for p in self.problems],
             "warnings": [w.to_dict() for w in self.warnings],
+            "sentences": {"judged": len(self.sentences), "failed": sum(not s.ok for s in self.sentences)},
+            "findings": [s.to_dict() for s in self.sentences if not s.ok],
         }
 
 
@@ -177,11 +180,13 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                 )
             )
     report.cited = sorted(cited, key=sort_key)
-    for finding in sentence_findings(run, blocks, claims):
-        code = "uncited-fact" if finding.uncited else "unsupported-statement"
-        report.problems.append(
-            Problem(code, finding.message(), field=",".join(finding.cited) or None, file=file)
-        )
+    report.sentences = judged_sentences(run, blocks, claims)
+    for sentence in report.sentences:
+        if not sentence.ok:
+            code = "uncited-fact" if sentence.kind == support.UNCITED else "unsupported-statement"
+            report.problems.append(
+                Problem(code, sentence.message(), field=",".join(sentence.cited) or None, file=file)
+            )
 
     known_sources = set(retrieve.list_sources(run))
     for block in blocks:
@@ -230,31 +235,27 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
     return report
 
 
+def judged_sentences(
+    run: Run, blocks: list[Block], claims: dict[str, dict[str, Any]] | None = None
+) -> list[support.Sentence]:
+    """Every sentence of the blocks that state facts, judged against the claims it cites (`support`); the
+    objective and the sub-questions are the context a sentence may restate."""
+    claims = claims if claims is not None else claim_state(run)[0]
+    objective = str(brief.load_locked(run.root).get("objective") or "")
+    questions = [objective] + [sq["text"] for sq in decompose.load(run)]
+    judge = support.Judge(claims, " ".join(questions), questions)
+    out: list[support.Sentence] = []
+    for block in blocks:
+        if not (block.caveat or block.exempt or block.references):
+            out += judge.block(block.text, block.line)
+    return out
+
+
 def sentence_findings(
     run: Run, blocks: list[Block], claims: dict[str, dict[str, Any]] | None = None
-) -> list[prose.Finding]:
-    """Sentences that state what their citations do not hold (`prose`), in blocks that state facts."""
-    claims = claims if claims is not None else claim_state(run)[0]
-    question = " ".join(
-        [str(brief.load_locked(run.root).get("objective") or "")] + [sq["text"] for sq in decompose.load(run)]
-    )
-
-    def support(ids: list[str]) -> str:
-        held = [claims[c] for c in ids if c in claims]
-        return " ".join(
-            f"{c['text']} " + " ".join(e.get("quote", "") for e in c.get("evidence") or []) for c in held
-        )
-
-    out: list[prose.Finding] = []
-    for block in blocks:
-        if block.caveat or block.exempt or block.references:
-            continue
-        out += [
-            f
-            for f in prose.findings(block.text, block.line, support, question)
-            if support(f.cited) or f.uncited
-        ]
-    return out
+) -> list[support.Sentence]:
+    """The sentences that fail the sentence-support check."""
+    return [s for s in judged_sentences(run, blocks, claims) if not s.ok]
 
 
 def _strip_front_matter(text: str) -> str:

@@ -371,9 +371,8 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     # -- synthesize: the draft cites claims only; check, finish, validate --------------------------
     draft = (
         "# Threads, processes or asyncio\n\n"
-        f"In CPython only one thread runs Python bytecode at a time ({ids['SQ-01']}), "
-        "so threads suit waiting, "
-        f"not computing. For CPU-bound work a process pool uses several cores at once ({ids['SQ-03']}).\n\n"
+        f"In CPython only one thread executes Python bytecode at a time ({ids['SQ-01']}). "
+        f"For CPU-bound work a process pool runs Python code on several cores at once ({ids['SQ-03']}).\n\n"
         f"asyncio has been in the standard library since Python 3.4 in 2014 ({ids['SQ-02']}). "
         "A coroutine that "
         f"computes without awaiting blocks the whole event loop ({ids['SQ-04']}).\n"

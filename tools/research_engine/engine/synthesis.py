@@ -114,8 +114,8 @@ class SynthesisStages(EngineState):
         findings = report.sentence_findings(self.run, parse_blocks(body))
         dropped = []
         for finding in findings:
-            if finding.sentence in body:
-                body = body.replace(finding.sentence, "", 1)
+            if finding.text in body:
+                body = body.replace(finding.text, "", 1)
                 dropped.append(finding.message())
         if not dropped:
             return text, checked
