@@ -430,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
                 "label": args.label,
                 "summary": summary,
                 "scale": scale,
+                "sweep": sweep,
                 "sentences": rows,
             },
             indent=1,

@@ -51,7 +51,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, brief, decompose, escaping, nofinding, retrieve, runrecord, support
+from research_engine import (
+    bounded,
+    brief,
+    decompose,
+    escaping,
+    nofinding,
+    prose_review,
+    retrieve,
+    runrecord,
+    support,
+    support_record,
+)
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
@@ -293,12 +304,12 @@ def read_deliverable(path: str | Path) -> str:
         ) from exc
 
 
-def _label(path: str | Path) -> str:
+def label(path: str | Path) -> str:
     return "(stdin)" if str(path) == bounded.STDIN else Path(path).name
 
 
 def check(run: Run, path: str | Path) -> CheckReport:
-    return check_text(run, read_deliverable(path), file=_label(path))
+    return check_text(run, read_deliverable(path), file=label(path))
 
 
 # ---------------------------------------------------------------- finish
@@ -326,10 +337,10 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
 
     text = read_deliverable(path)
-    report = check_text(run, text, file=_label(path))
+    report = check_text(run, text, file=label(path))
     if not report.ok:
         raise CheckFailed(
-            f"{_label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
+            f"{label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
             code="report-check-failed",
             problems=report.problems,
             data=report.to_dict(),
@@ -341,12 +352,23 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             "the controller has not stopped the run yet: run `research-engine control` until it decides stop",
             code="run-not-stopped",
         )
+    judged_by, verdicts = prose_review.for_finish(
+        run, report.sentences
+    )  # the verifier's, if it read the prose
     record = runrecord.read(run)
     repro = reproducibility(run, report.cited)
     # Raw HTML and links that are not web links become text: a model or an agent may have copied a page's
     # title or a link into the deliverable, and Markdown viewers render both (docs/conventions.md).
     body = escaping.document(_strip_front_matter(text).split(GENERATED_MARK)[0].rstrip())
-    generated = _generated_sections(run, report, record, repro)
+    placed = judged_sentences(run, parse_blocks(body))  # the sentences as result.md will show them
+    if len(placed) == len(report.sentences):  # escaping changes no sentence's place: verdicts carry over
+        verdicts = {
+            prose_review.sentence_key(p.text, p.cited): verdicts[k]
+            for p, s in zip(placed, report.sentences, strict=True)
+            if (k := prose_review.sentence_key(s.text, s.cited)) in verdicts
+        }
+    support_rec = support_record.build(placed, judged_by, verdicts)
+    generated = _generated_sections(run, report, record, repro, placed, support_rec)
     meta = {
         "schema_version": 1,
         "run_id": record["run_id"],
@@ -359,8 +381,15 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     if report.no_finding:
         meta["no_finding"] = True
     target = run.path("result")
+    support_record.write(run, support_rec)
     write_markdown(target, meta, body + "\n\n" + GENERATED_MARK + "\n\n" + generated, schema="result")
     refused_ever = _refused_ever(run)
+    prose_facts = {
+        "sentences": support_rec["summary"]["sentences"],
+        "mode": support_rec["mode"],
+        "judged_by": judged_by,
+        "support": run.relative(run.path("support")),
+    }
 
     def change(rec: dict[str, Any]) -> None:
         rec["status"] = "complete"
@@ -371,6 +400,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             set(rec.get("refused_claims") or []) | set(refused_ever), key=lambda c: int(c.split("-")[1])
         )
         rec["refused_ever"] = bool(rec.get("refused_ever")) or bool(refused_ever)
+        rec["prose"] = {**(rec.get("prose") or {}), **prose_facts}
         rec["result"] = {
             "path": run.relative(target),
             "finished_at": meta["finished_at"],
@@ -404,7 +434,14 @@ def _refused_ever(run: Run) -> list[str]:
     )
 
 
-def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
+def _generated_sections(
+    run: Run,
+    report: CheckReport,
+    record: dict[str, Any],
+    repro: dict[str, Any],
+    placed: list[support.Sentence],
+    support_rec: dict[str, Any],
+) -> str:
     claims, verdicts = claim_state(run)
     cited = [c for c in report.cited if c in claims]
     carrying = _carrying_sources(claims, cited)
@@ -429,11 +466,13 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
 
     well: list[str] = []
     caution: list[str] = []
+    resting = support_record.resting_on(placed)
     for clm in cited:
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
             f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
             f"[{verdict or 'not verified'}; {', '.join(ev['source'] for ev in claims[clm]['evidence'])}]"
+            + support_record.evidence_note(resting.get(clm, []))
         )
         (well if verdict == "supported" else caution).append(entry)
     if not report.no_finding:
@@ -463,6 +502,7 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
     )
     if isinstance(model, dict) and model.get("use"):
         lines += ["", *(f"- {escaping.text(line)}" for line in runrecord.describe_model_use(model["use"]))]
+    lines += ["", support_record.footer_line(support_rec, record.get("prose") or {})]
     sources = retrieve.list_sources(run)
     cached = 0
     lines += ["", "| source | sha256 at retrieval | verifier's copy | cache |", "|---|---|---|---|"]
@@ -509,5 +549,6 @@ def check_result(run: Run, report: Any) -> None:
         return
     for p in checked.problems:
         report.add(path, p.message, p.code, p.field)
+    support_record.check_support(run, report, checked.sentences)
     if sorted(meta.get("cited_claims") or []) != sorted(checked.cited):
         report.add(path, "cited_claims in the front matter do not match the text", "cross-reference")

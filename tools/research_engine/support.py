@@ -42,6 +42,7 @@ from research_engine import libraries, prose, terms
 
 KINDS = ("unsupported", "contradiction", "overclaim", "misattributed", "number", "name")
 UNCITED = "uncited"  # a fact sentence after its block's last citation (the block rule's, sentence-sized)
+KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "overclaim", "unsupported")
 
 # Chosen on the tune half of bench/faithfulness_devset.yaml (see docs/architecture.md): the share of a
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
@@ -301,8 +302,9 @@ class Sentence:
 
     @property
     def kind(self) -> str | None:
-        """The fault that names the mend: misattributed (cite the other claim) first, then as KINDS."""
-        order = {k: i for i, k in enumerate((UNCITED, "misattributed", *KINDS))}
+        """The fault that names the mend, the most specific first: misattributed (cite the other claim), a
+        contradiction, a number, a name, an overclaim, then unsupported words."""
+        order = {k: i for i, k in enumerate(KIND_PRIORITY)}
         return min((f.kind for f in self.faults), key=lambda k: order.get(k, 99)) if self.faults else None
 
     def message(self) -> str:

@@ -301,3 +301,8 @@ class ModelRejection(StrEnum):
     QUOTE_NOT_IN_SOURCE = "quote-not-in-source"  # a claim whose quote is not in the cited source
     UNCITED = "uncited"  # a deliverable with no claim citation
     PROSE_CHECK = "prose-check"  # a deliverable `report check` refused
+
+
+# The verifier agent's names in Claude Code: as a project agent, and namespaced by the plugin.
+VERIFIER_AGENT = "research-verifier"
+VERIFIER_NAMES = frozenset({VERIFIER_AGENT, "research-engine:" + VERIFIER_AGENT})

@@ -580,7 +580,8 @@ def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
     brief = {"objective": "How do SQLite and Django handle concurrency and CSRF?"}
     text = make_model("extractive").write(brief, sections)
     questions = [brief["objective"], *(s.sq["text"] for s in sections)]
-    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, " ".join(questions), questions)
+    ledger = {c: {"id": c, "text": t} for c, t in claims.items()}
+    judge = support.Judge(ledger, " ".join(questions), questions)
     found = [
         s.message()
         for block in report.parse_blocks(text)

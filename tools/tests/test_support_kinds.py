@@ -10,13 +10,13 @@ from research_engine import support
 
 CLAIMS = {
     "CLM-01": "To enable persistent connections, set CONN_MAX_AGE to a positive integer of seconds.",
-    "CLM-02": "If your database terminates idle connections after some time, you should set CONN_MAX_AGE to a "
-    "lower value, so that Django doesn't attempt to use a connection that has been terminated by the "
+    "CLM-02": "If your database terminates idle connections after some time, you should set CONN_MAX_AGE "
+    "to a lower value, so that Django doesn't attempt to use a connection that has been terminated by the "
     "database server.",
     "CLM-03": "In normal PostgreSQL operation, tuples that are deleted or obsoleted by an update are not "
     "physically removed from their table; they remain present until a VACUUM is done.",
-    "CLM-04": "A catch-all error handler registered for HTTPException will not handle RoutingException, which "
-    "is used internally during routing.",
+    "CLM-04": "A catch-all error handler registered for HTTPException will not handle RoutingException, "
+    "which is used internally during routing.",
     "CLM-05": "Django has built-in protection against most types of CSRF attacks, providing you have enabled "
     "and used it where appropriate.",
     "CLM-06": "inherited from the sqlalchemy.orm.session._SessionClassMethods.close_all method of "
