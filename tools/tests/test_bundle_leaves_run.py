@@ -377,8 +377,20 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
         "A coroutine that "
         f"computes without awaiting blocks the whole event loop ({ids['SQ-04']}).\n"
     )
-    agent.run("research-synthesize", 0, RUN=run, DRAFT_MARKDOWN=draft)
-    finished = agent.run("research-synthesize", 1, RUN=run, DRAFT_MARKDOWN=draft)["data"]
+    sheet = agent.run("research-synthesize", 0, RUN=run, DRAFT_MARKDOWN=draft)["data"]["prose_worksheet"]
+    assert sheet["unjudged"] == ["S-01", "S-02", "S-03", "S-04"]
+    # -- the prose pass: the verifier judges each sentence against its claims' quotes ----------------
+    assert agent.run("research-verify", 4, RUN=run)["data"]["unjudged"] == sheet["unjudged"]
+    for sentence in sheet["unjudged"]:
+        agent.run(
+            "research-verify",
+            5,
+            RUN=run,
+            SENTENCE=sentence,
+            VERDICT="supported",
+            REASON="the quotes hold it in other words",
+        )
+    finished = agent.run("research-synthesize", 1, RUN=run)["data"]
     assert Path(finished["result"]).name == "result.md" or finished["result"].endswith("synthesis/result.md")
     assert agent.run("research-synthesize", 2, RUN=run)["data"]["valid"]
     assert (Path(run) / "synthesis" / "result.md").is_file()
