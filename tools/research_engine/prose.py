@@ -35,8 +35,9 @@ ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig.",
 FACT_MIN_WORDS = 6
 
 NUMBER_RE = re.compile(
-    r"(?<![\w.\-/])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>(?:\.\d+)*)(?![\w])"
-    r"(?:\s*(?P<unit>%|per ?cent\b|[A-Za-z]+))?"
+    r"(?<![\w.\-/])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>(?:\.\d+)*)"
+    r"(?:(?P<glued>(?i:[kmgt]i?b|b|ms|s|min|h))(?![\w])"  # "1GB", "10ms": a unit written on
+    r"|(?![\w])(?:\s*(?P<unit>%|per ?cent\b|[A-Za-z]+))?)"
 )
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 UNITS = {
@@ -84,7 +85,7 @@ def numbers(text: str) -> list[StatedNumber]:
     for m in NUMBER_RE.finditer(text):
         digits = m.group("int").replace(",", "")
         frac = m.group("frac") or ""
-        unit_word = (m.group("unit") or "").lower()
+        unit_word = (m.group("glued") or m.group("unit") or "").lower()
         if frac.count(".") > 1:
             value: float | str = digits + frac  # a version: compared as written
         else:

@@ -105,10 +105,12 @@ STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required
                                              "ensures", "ensured"}  # fmt: skip
 CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
-    r"|thanks to|leads? to|results? in|causes?|caused)\b|,\s*so\b"
+    r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
 # A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
-CLAIM_CAUSAL_RE = re.compile(CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets)\b")
+CLAIM_CAUSAL_RE = re.compile(
+    CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
+)  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 _NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 _COUNTS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
@@ -183,6 +185,7 @@ class Cue:
     kind: str  # "neg" | "only"
     word: str
     scope: tuple[str, ...]  # stems it governs, in order
+    words: tuple[str, ...] = ()  # the same, as written
 
 
 def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
@@ -194,6 +197,7 @@ def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
         if kind is None:
             continue
         scope: list[str] = []
+        words: list[str] = []
         for j in range(i + 1, len(tokens)):
             nxt = tokens[j]
             if not nxt[0].isalnum() or nxt in _BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
@@ -201,9 +205,10 @@ def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
             if nxt in _SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
                 continue
             scope.append(stem(nxt))
+            words.append(nxt)
             if covered is not None and kind == "neg":
                 covered.add(j)
-        out.append(Cue(kind, token.replace("_", " "), tuple(scope)))
+        out.append(Cue(kind, token.replace("_", " "), tuple(scope), tuple(words)))
     return out
 
 
@@ -216,6 +221,7 @@ class Held:
     stems: set[str]
     cues: list[Cue]
     affirmed: set[str]  # stems stated outside every negation
+    affirmed_words: set[str]  # the same words as written
     strong: set[str]
     causal: bool
     numbers: list[prose.StatedNumber]
@@ -234,6 +240,7 @@ class Held:
             stems=_word_stems(tokens),
             cues=cues,
             affirmed=_word_stems(t for i, t in enumerate(tokens) if i not in covered),
+            affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
             causal=bool(CLAIM_CAUSAL_RE.search(_normalise(plain))),
             numbers=stated_numbers(plain),
@@ -248,6 +255,7 @@ class Held:
             stems=self.stems | other.stems,
             cues=list(dict.fromkeys(self.cues + other.cues)),
             affirmed=self.affirmed | other.affirmed,
+            affirmed_words=self.affirmed_words | other.affirmed_words,
             strong=self.strong | other.strong,
             causal=self.causal or other.causal,
             numbers=self.numbers + other.numbers,
@@ -436,6 +444,9 @@ class Judge:
 
     def _code_held(self, token: str, held: Held) -> bool:
         base = _code_base(token)
+        if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
+            parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
+            return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
         if not base or base in held.code:
             return True
         if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
@@ -456,26 +467,31 @@ class Judge:
         words = _content_words(tokens, {_code_base(t) for t in _code_in(plain)})
         if not words:
             return None
-        missing = [w for w in words if not _carried(w, held.stems) and not _carried(w, self.question_stems)]
+        missing = [
+            w
+            for w in words
+            if not _carried(w, held.stems)
+            and not _carried(w, self.question_stems)
+            and not any(_carried(f, held.stems) for f in _negative_forms(w) if len(f) < len(w))
+        ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))
         return None
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        mine = _cues(tokens)
+        negated: set[int] = set()
+        mine = _cues(tokens, negated)
         sentence_stems = _word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
             same = [c for c in held.cues if c.kind == cue.kind]
-            if (
-                cue.kind == "only"
-                and not same
-                or (
-                    cue.scope
-                    and any(s in held.stems for s in cue.scope)
-                    and not any(set(cue.scope) & set(c.scope) for c in same)
-                )
+            restricted = cue.kind == "only" and not same
+            if restricted or (
+                cue.scope
+                and any(s in held.stems for s in cue.scope)
+                and not any(set(cue.scope) & set(c.scope) for c in same)
+                and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
             ):
                 faults.append(" ".join((cue.word, *cue.scope)))
         for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
@@ -487,11 +503,12 @@ class Judge:
                 c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
-        for token in dict.fromkeys(tokens):  # a word whose negative the claims use ("visible"/"invisible")
-            if token.isalpha() and len(token) > 3 and stem(token) not in held.stems:
-                flipped = _negative_forms(token)
-                if any(f in held.words for f in flipped):
-                    faults.append(f"{token} (the claim: {next(f for f in flipped if f in held.words)})")
+        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
+            if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
+                continue
+            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words]
+            if flipped:
+                faults.append(f"{token} (the claim: {flipped[0]})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
@@ -564,6 +581,11 @@ def _carried(word: str, stems: set[str]) -> bool:
             if base in stems or base + "e" in stems or stem(base) in stems:
                 return True
     return any(stem(other) in stems for other in terms.other_words([word]))
+
+
+def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
+    """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
+    return any(f in held.words for w in words for f in _negative_forms(w) if len(f) > len(w))
 
 
 def _negative_forms(word: str) -> list[str]:
