@@ -35,10 +35,28 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from research_engine import libraries, prose, terms
+from research_engine import prose, terms
+from research_engine.support_words import (
+    BOUNDARY_WORDS,
+    CAUSAL_RE,
+    CLAIM_CAUSAL_RE,
+    NEGATIONS,
+    NEGATIVE_PREFIXES,
+    NUMBER_WORD_RE,
+    NUMBER_WORDS,
+    ONLY,
+    SCOPE_SKIP,
+    SCOPE_WORDS,
+    STOP,
+    STRENGTH_GROUP,
+    STRONG_WORDS,
+    normalise,
+    stem,
+    tokenize,
+    word_stems,
+)
 
 KINDS = ("unsupported", "contradiction", "overclaim", "misattributed", "number", "name")
 UNCITED = "uncited"  # a fact sentence after its block's last citation (the block rule's, sentence-sized)
@@ -48,136 +66,11 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
-SCOPE_WORDS = 4  # the words a negation or "only" governs, up to a clause boundary
 RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
 
-_EXTRA_STOP = """
-let lets letting make makes made making get gets got getting give gives gave given take takes took taken
-like also even just rather instead example e.g eg i.e ie etc note notes noted according documentation docs
-manual page explains explained describes described mention mentions mentioned thing things whereas whose
-yes its it's they're there's that's isn't aren't doesn't don't can't won't
-"""
-STOP = terms.STOP_WORDS | frozenset(_EXTRA_STOP.split())
-# Words a negation or "only" passes over to reach what it governs.
-_SCOPE_SKIP_WORDS = """
-a an the be is are was were been being am do does did have has had can could will would shall should may
-might must it its this that these those they them their there to of for in on at by with from as any some
-ever yet also even actually really always still
-"""
-_SCOPE_SKIP = frozenset(_SCOPE_SKIP_WORDS.split())
-NEGATIONS = frozenset(
-    {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable"}
-)  # fmt: skip
-ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
-_MULTIWORD = (
-    (re.compile(r"\bno longer\b"), "no_longer"),
-    (re.compile(r"\binstead of\b"), "instead_of"),
-    (re.compile(r"\bat most\b"), "at_most"),
-    (re.compile(r"\brather than\b"), "rather_than"),
-    (re.compile(r"\bcannot\b"), "can not"),
-    (re.compile(r"\bwon['’]t\b"), "will not"),
-    (re.compile(r"\bcan['’]t\b"), "can not"),
-    (re.compile(r"n['’]t\b"), " not"),
-)
-_BOUNDARY_TEXT = "but however although though whereas while because so unless if when which who whom where"
-_BOUNDARY_WORDS = frozenset(_BOUNDARY_TEXT.split())
-TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\.(?=\s|$)")
-# Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
-# of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
-_STRONG_GROUPS = (
-    "all every each everything everyone everybody entire entirely whole wholly completely fully totally",
-    "always invariably",
-    "never",
-    "must required requires mandatory",
-    "guarantee guarantees guaranteed guaranteeing ensure ensures ensured",
-    "certainly definitely undoubtedly",
-    "impossible",
-    "universally",
-    "forever",
-    "most", "least", "best", "worst", "fastest", "slowest", "safest", "simplest", "easiest", "quickest",
-    "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
-    "optimal", "perfect perfectly",
-)  # fmt: skip
-STRENGTH_GROUP = {word: group.split()[0] for group in _STRONG_GROUPS for word in group.split()}
-# The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
-STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
-                                             "ensures", "ensured"}  # fmt: skip
-CAUSAL_RE = re.compile(
-    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
-    r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
-)
-# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
-CLAIM_CAUSAL_RE = re.compile(
-    CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
-)  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
-_NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
-_COUNTS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-)
-_TENS = "- - - thirty forty fifty sixty seventy eighty ninety"
-_NUMBER_WORDS = {w: float(n) for n, w in enumerate(_COUNTS.split()) if n >= 2} | {
-    w: float(10 * n) for n, w in enumerate(_TENS.split()) if n >= 3
-}  # "one" is a pronoun more often than a count: it is left out
-_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
-# Past forms the stemmer leaves apart from their verb.
-_IRREGULAR = {
-    "wrote": "write", "written": "write", "ran": "run", "began": "begin", "begun": "begin", "built": "build",
-    "kept": "keep", "held": "hold", "found": "find", "sent": "send", "spent": "spend", "led": "lead",
-    "chose": "choose", "chosen": "choose", "broke": "break", "broken": "break", "known": "know",
-    "knew": "know", "shown": "show", "saw": "see", "seen": "see", "went": "go", "gone": "go", "lost": "lose",
-    "met": "meet", "paid": "pay", "read": "read", "stood": "stand", "told": "tell", "thought": "think",
-    "brought": "bring", "bought": "buy", "caught": "catch", "fell": "fall", "fallen": "fall", "felt": "feel",
-    "grew": "grow", "grown": "grow", "hid": "hide", "hidden": "hide", "left": "leave", "meant": "mean",
-    "rose": "rise", "risen": "rise", "ridden": "ride", "sold": "sell", "stuck": "stick", "struck": "strike",
-    "taught": "teach", "threw": "throw", "thrown": "throw", "understood": "understand", "woke": "wake",
-    "wore": "wear", "won": "win", "wound": "wind", "forbade": "forbid", "forbidden": "forbid",
-    "overrode": "override", "overridden": "override", "rewrote": "rewrite", "rewritten": "rewrite",
-}  # fmt: skip
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English.
-    Identifiers and numbers come back unchanged."""
-    if not word.isalpha():
-        return word
-    return str(_stemmer().stemWord(_IRREGULAR.get(word, word)))
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    return libraries.snowballstemmer().stemmer("english")
-
-
-def _normalise(text: str) -> str:
-    low = text.lower().replace("’", "'")
-    for pattern, replacement in _MULTIWORD:
-        low = pattern.sub(replacement, low)
-    return low
-
-
-def _tokens(text: str) -> list[str]:
-    out = []
-    for token in TOKEN_RE.findall(_normalise(text)):
-        token = re.sub(r"'s$", "", token).strip("'")
-        if token:
-            out.append(token)
-    return out
-
-
-def _word_stems(tokens: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for token in tokens:
-        if not token[0].isalnum():
-            continue
-        out.add(stem(token))
-        if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
-            out.update(stem(part) for part in re.split(r"[._]+", token) if part)
-    return out
 
 
 @dataclass(frozen=True)
@@ -200,9 +93,9 @@ def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
         words: list[str] = []
         for j in range(i + 1, len(tokens)):
             nxt = tokens[j]
-            if not nxt[0].isalnum() or nxt in _BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
+            if not nxt[0].isalnum() or nxt in BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
                 break
-            if nxt in _SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
+            if nxt in SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
                 continue
             scope.append(stem(nxt))
             words.append(nxt)
@@ -231,18 +124,18 @@ class Held:
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
         plain = prose.plain_text(" .\n".join(texts))  # a negation's reach ends with its text
-        tokens = _tokens(plain)
+        tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),
-            stems=_word_stems(tokens),
+            stems=word_stems(tokens),
             cues=cues,
-            affirmed=_word_stems(t for i, t in enumerate(tokens) if i not in covered),
+            affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
-            causal=bool(CLAIM_CAUSAL_RE.search(_normalise(plain))),
+            causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(plain),
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens),
@@ -266,8 +159,8 @@ class Held:
 
 def stated_numbers(text: str) -> list[prose.StatedNumber]:
     """`prose.numbers`, and number words from two to ninety ("three categories" is 3)."""
-    words = [prose.StatedNumber(m.group(0), _NUMBER_WORDS[m.group(0).lower()], None)
-             for m in _NUMBER_WORD_RE.finditer(text)]  # fmt: skip
+    words = [prose.StatedNumber(m.group(0), NUMBER_WORDS[m.group(0).lower()], None)
+             for m in NUMBER_WORD_RE.finditer(text)]  # fmt: skip
     return prose.numbers(text) + words
 
 
@@ -357,8 +250,8 @@ class Judge:
     ) -> None:
         self.claims = claims
         self.question = prose.plain_text(question)
-        self.question_tokens = _tokens(self.question)
-        self.question_stems = _word_stems(self.question_tokens)
+        self.question_tokens = tokenize(self.question)
+        self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
         self.question_numbers = stated_numbers(self.question)
         self.questions = sorted(
@@ -407,7 +300,7 @@ class Judge:
 
     def faults(self, sentence: str, held: Held) -> list[Fault]:
         plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
-        tokens = _tokens(plain)
+        tokens = tokenize(plain)
         out = []
         for check in (self._numbers, self._names, self._content, self._polarity, self._strength):
             fault = check(plain, tokens, held)
@@ -482,7 +375,7 @@ class Judge:
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
         mine = _cues(tokens, negated)
-        sentence_stems = _word_stems(tokens)
+        sentence_stems = word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
             same = [c for c in held.cues if c.kind == cue.kind]
@@ -515,7 +408,7 @@ class Judge:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
-        causal = CAUSAL_RE.search(_normalise(plain))
+        causal = CAUSAL_RE.search(normalise(plain))
         if causal and not held.causal:
             found.append(causal.group(0).strip(", "))
         return Fault("overclaim", tuple(found)) if found else None
@@ -527,14 +420,14 @@ class Judge:
         and that claim carries at least half its content words and would make it pass (and, for a sentence
         that passes, carries every word its own claims lack)."""
         plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
-        tokens = _tokens(plain)
+        tokens = tokenize(plain)
         content = [w for w in _content_words(tokens, set()) if not _carried(w, self.question_stems)]
         lacking = [w for w in content if not _carried(w, held.stems)]
         if not faults and not lacking:
             return faults
         index = self._stem_index()
         votes: dict[str, int] = {}
-        for s in _word_stems(tokens) - held.stems:
+        for s in word_stems(tokens) - held.stems:
             for clm in index.get(s, ()):
                 if clm not in held.ids:
                     votes[clm] = votes.get(clm, 0) + 1
@@ -567,7 +460,7 @@ def _content_words(tokens: list[str], code: set[str]) -> list[str]:
         for t in dict.fromkeys(tokens)
         if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
         and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
-        and t not in _NUMBER_WORDS and t not in code
+        and t not in NUMBER_WORDS and t not in code
     ]  # fmt: skip
 
 
@@ -589,8 +482,8 @@ def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
 
 
 def _negative_forms(word: str) -> list[str]:
-    out = [p + word for p in _NEGATIVE_PREFIXES]
-    out += [word[len(p) :] for p in _NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
+    out = [p + word for p in NEGATIVE_PREFIXES]
+    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
     return out
 
 
