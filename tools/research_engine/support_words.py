@@ -22,8 +22,10 @@ EXTRA_STOP = """
 let lets letting make makes made making get gets got getting give gives gave given take takes took taken
 like also even just rather instead example e.g eg i.e ie etc note notes noted according documentation docs
 manual page explains explained describes described mention mentions mentioned thing things whereas whose
-yes its it's they're there's that's isn't aren't doesn't don't can't won't
-"""
+yes its it's they're there's that's isn't aren't doesn't don't can't won't short simply put basically
+essentially namely specifically particular particularly generally summary instance addition additionally
+furthermore moreover mean means meaning able
+"""  # a writer's framing and discourse words: they say how, not what
 STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
 # Words a negation or "only" passes over to reach what it governs.
 SCOPE_SKIP_TEXT = """
@@ -38,6 +40,7 @@ NEGATIONS = frozenset(
 )  # fmt: skip
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
 MULTIWORD = (
+    (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\binstead of\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
