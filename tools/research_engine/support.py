@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from research_engine import prose, terms
@@ -165,7 +166,12 @@ def stated_numbers(text: str) -> list[prose.StatedNumber]:
 
 
 def _code_in(text: str) -> list[str]:
-    return [m.group(0) for m in CALL_RE.finditer(text)] + prose.code_tokens(text)
+    return list(_code_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
+    return tuple([m.group(0) for m in CALL_RE.finditer(text)] + prose.code_tokens(text))
 
 
 def _code_base(token: str) -> str:
@@ -465,15 +471,21 @@ def _content_words(tokens: list[str], code: set[str]) -> list[str]:
 
 
 def _carried(word: str, stems: set[str]) -> bool:
+    return any(v in stems for v in _forms(word))
+
+
+@lru_cache(maxsize=65536)
+def _forms(word: str) -> tuple[str, ...]:
+    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
+    writer/write); the documentation's other words for it (`terms`)."""
     s = stem(word)
-    if s in stems:
-        return True
-    for suffix in ("li", "er", "or", "r"):  # lazily/lazy, writer/write: a derivation the stemmer leaves
+    out = [s]
+    for suffix in ("li", "er", "or", "r"):
         if s.endswith(suffix) and len(s) - len(suffix) >= 4:
             base = s[: -len(suffix)]
-            if base in stems or base + "e" in stems or stem(base) in stems:
-                return True
-    return any(stem(other) in stems for other in terms.other_words([word]))
+            out += [base, base + "e", stem(base)]
+    out += [stem(other) for other in terms.other_words([word])]
+    return tuple(dict.fromkeys(out))
 
 
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:

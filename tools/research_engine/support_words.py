@@ -128,12 +128,18 @@ def normalise(text: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
+    """Lowercased words (identifiers and dotted names whole, possessives dropped) and clause punctuation."""
+    return list(_tokenized(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokenized(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
     out = []
     for token in TOKEN_RE.findall(normalise(text)):
-        token = re.sub(r"'s$", "", token).strip("'")
+        token = token.removesuffix("'s").strip("'")
         if token:
             out.append(token)
-    return out
+    return tuple(out)
 
 
 def word_stems(tokens: Iterable[str]) -> set[str]:
