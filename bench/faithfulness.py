@@ -350,7 +350,8 @@ def print_table(summary: dict[str, Any], scale: dict[str, Any] | None) -> None:
     b = summary["beyond_lexical"]
     print(f"\nbeyond a lexical check: refused {_pct(b['refused'], b['of'])}")
     t = summary["seconds_per_check"]
-    print(f"seconds per check: median {t['median']:.4f}, p95 {t['p95']:.4f}")
+    if t["median"] is not None:
+        print(f"seconds per check: median {t['median']:.4f}, p95 {t['p95']:.4f}")
     if scale:
         print(
             f"long deliverable: {scale['words']} words, {scale['claims']} claims, "

@@ -262,13 +262,6 @@ def judged_sentences(
     return out
 
 
-def sentence_findings(
-    run: Run, blocks: list[Block], claims: dict[str, dict[str, Any]] | None = None
-) -> list[support.Sentence]:
-    """The sentences that fail the sentence-support check."""
-    return [s for s in judged_sentences(run, blocks, claims) if not s.ok]
-
-
 def _strip_front_matter(text: str) -> str:
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
@@ -352,9 +345,8 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             "the controller has not stopped the run yet: run `research-engine control` until it decides stop",
             code="run-not-stopped",
         )
-    judged_by, verdicts = prose_review.for_finish(
-        run, report.sentences
-    )  # the verifier's, if it read the prose
+    # The verifier's verdicts, when it read the prose (a prose worksheet exists): it must pass every sentence.
+    judged_by, verdicts = prose_review.for_finish(run, report.sentences)
     record = runrecord.read(run)
     repro = reproducibility(run, report.cited)
     # Raw HTML and links that are not web links become text: a model or an agent may have copied a page's
