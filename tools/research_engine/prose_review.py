@@ -105,10 +105,11 @@ def record(run: Run, sentence_id: str, verdict: str, reason: str, agent: str) ->
         raise BadInput("--agent names who judged (research-verifier)", code="bad-agent", field="agent")
     with run.lock():
         meta = load(run)
-        if meta is None:
-            raise CheckFailed(
+        if meta is None:  # the sentence id names nothing in this run
+            raise BadInput(
                 "no prose worksheet: the writer runs `report check --prose-worksheet` first",
                 code="no-prose-worksheet",
+                field="id",
             )
         row = next((s for s in meta["sentences"] if s["id"] == sentence_id), None)
         if row is None:
