@@ -5,8 +5,9 @@
 #  - WebFetch and WebSearch are denied: every byte a run reads goes through `research-engine fetch` and
 #    `research-engine search`, which are SSRF-guarded, polite and recorded in the trace.
 #  - `research-engine verify ...` runs only in the research-verifier agent (the client names the calling
-#    agent in `agent_type`; the main session has none). Its `verify prepare` must pass that same name as
-#    `--agent`, which the run records and `research-engine validate` checks.
+#    agent in `agent_type`; the main session has none). Its `verify prepare` and its prose verdicts
+#    (`verify prose S-NN --verdict ...`) must pass that same name as `--agent`, which the run records and
+#    `research-engine report finish` and `validate` check.
 #
 # The hook input is the client's compact JSON ("key":"value", no spaces), which the patterns below rely on;
 # the conformance suite (tools/tests/claude_code) runs this script under the pinned client.
@@ -38,10 +39,10 @@ case $agent in
 esac
 
 case $input in
-  *'research-engine verify prepare'*)
+  *'research-engine verify prepare'* | *'research-engine verify prose '*'--verdict'*)
     case $input in
       *"--agent $agent "* | *"--agent $agent\""*) ;;
-      *) deny "research-engine: run verify prepare with --agent $agent so the run records who verified it." ;;
+      *) deny "research-engine: run verify prepare and verify prose with --agent $agent so the run records who verified it." ;;
     esac ;;
 esac
 exit 0

@@ -117,3 +117,9 @@ def lxml_etree() -> ModuleType:
     import lxml.etree  # noqa: PLC0415 - heavy C extension: only XML answers (arXiv Atom, JATS) need it
 
     return lxml.etree
+
+
+def snowballstemmer() -> ModuleType:
+    import snowballstemmer  # noqa: PLC0415 - its stemmers load on first use: only the prose check needs them
+
+    return snowballstemmer

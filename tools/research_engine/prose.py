@@ -1,33 +1,23 @@
-"""Holding a deliverable's prose to its citations, sentence by sentence.
-
-A model writes prose, so `report check` cannot stop at "the sentence cites a real CLM-NN": a sentence that
-cites a real claim but states a number, a name or a code token the claim does not hold is an invention
-with a citation on it. The rule, per block of the deliverable (a paragraph, a list item, a table row, a
-quote) outside caveat, method and reference sections:
+"""A deliverable's prose as the sentence-support check reads it: sentences, the citations that cover them,
+and the numbers, names and code tokens they state.
 
 - A citation covers its own sentence and the uncited sentences just before it in the same block ("WAL
   permits readers and writers at once. It can do this because ... [CLM-08]" is one group, held to CLM-08).
   A sentence after the block's last citation that states a fact (six words, or a number) is uncited.
-- Every number in a group, with its unit and scale, is in a cited claim's text or quote: "2 GB" is not
-  "2 MB", "1.5 million" is not "1.5", "1,000" is "1000", "10%" is "10 percent"; a dotted version (3.7.0)
-  must appear as written. A number written without a unit matches the same number with any unit.
-- Every capitalised name (a capitalised word that does not open its sentence, an acronym, CamelCase) and
-  every code-like token (a `backticked` span, `call()`, snake_case, CONSTANT_CASE, dotted.names, --flags,
-  CamelCase) is in a cited claim's text or quote, or in the question itself (the objective and the
-  sub-questions: restating the question invents nothing; numbers the question states count as its words).
-  Case is ignored.
+- Numbers keep their unit and scale: "2 GB" is not "2 MB", "1.5 million" is not "1.5", "1,000" is "1000",
+  "10%" is "10 percent"; a dotted version (3.7.0) is compared as written. A number written without a unit
+  matches the same number with any unit.
+- Names are capitalised words that do not open their sentence, acronyms and CamelCase; code tokens are
+  `backticked` spans, `call()`, snake_case, CONSTANT_CASE, dotted.names and --flags.
 
-The extractive writer passes by construction (its sentences are its claims). `findings` is pure and linear in
-the text; `report.check_text` turns each finding into a problem, and the headless engine drops the
-sentences a model wrote that fail (or falls back to the extractive writer).
+`support` judges each sentence with these; this module only reads text. Pure and linear in the text.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 CLAIM_REF_RE = re.compile(r"\[?\bCLM-[0-9]{2,}\b\]?")
 ASIDES_RE = re.compile(r"^\s*(?:\([^()]*\)\s*)+$")  # parentheticals only
@@ -45,8 +35,9 @@ ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig.",
 FACT_MIN_WORDS = 6
 
 NUMBER_RE = re.compile(
-    r"(?<![\w.\-/])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>(?:\.\d+)*)(?![\w])"
-    r"(?:\s*(?P<unit>%|per ?cent\b|[A-Za-z]+))?"
+    r"(?<![\w.\-/])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>(?:\.\d+)*)"
+    r"(?:(?P<glued>(?i:[kmgt]i?b|b|ms|s|min|h))(?![\w])"  # "1GB", "10ms": a unit written on
+    r"|(?![\w])(?:\s*(?P<unit>%|per ?cent\b|[A-Za-z]+))?)"
 )
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 UNITS = {
@@ -89,39 +80,12 @@ class StatedNumber:
         return self.unit is None or other.unit is None or self.unit == other.unit
 
 
-@dataclass
-class Finding:
-    """A group of sentences that says what its citations do not hold, or a fact sentence with no citation."""
-
-    line: int
-    sentence: str
-    cited: list[str] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)  # numbers, names and code tokens as written
-
-    @property
-    def uncited(self) -> bool:
-        return not self.cited
-
-    def message(self) -> str:
-        shown = self.sentence if len(self.sentence) <= 100 else self.sentence[:97] + "..."
-        if self.uncited:
-            return f"line {self.line}: states a fact after the block's last citation: {shown!r}"
-        held = (
-            f"{self.cited[0]} does not hold"
-            if len(self.cited) == 1
-            else f"none of {', '.join(self.cited)} holds"
-        )
-        return (
-            f"line {self.line}: {shown!r} states {', '.join(self.unsupported)}, which {held} (text or quote)"
-        )
-
-
 def numbers(text: str) -> list[StatedNumber]:
     out = []
     for m in NUMBER_RE.finditer(text):
         digits = m.group("int").replace(",", "")
         frac = m.group("frac") or ""
-        unit_word = (m.group("unit") or "").lower()
+        unit_word = (m.group("glued") or m.group("unit") or "").lower()
         if frac.count(".") > 1:
             value: float | str = digits + frac  # a version: compared as written
         else:
@@ -134,7 +98,7 @@ def numbers(text: str) -> list[StatedNumber]:
     return out
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
     """Markdown and identifiers removed: links keep their text; URLs, HTML tags, autolinks and CLM/SQ/SRC
     ids go (markup states nothing; the deliverable shows raw HTML as text anyway)."""
     text = html.unescape(MARKDOWN_ESCAPE_RE.sub(r"\1", text))  # a finished result.md escapes markup
@@ -192,7 +156,7 @@ def split_sentences(text: str) -> list[str]:
             piece = piece[lead.end() :]
         if not piece.strip():
             continue
-        bare = not WORD_RE.search(_plain(CLAIM_REF_RE.sub(" ", piece)).replace("source", ""))
+        bare = not WORD_RE.search(plain_text(CLAIM_REF_RE.sub(" ", piece)).replace("source", ""))
         if out and (bare or (lead and ASIDES_RE.match(piece))):
             # only citations, or "(partly supported: read with caution) (source: ...)" right after them
             out[-1] = f"{out[-1]} {piece}"
@@ -201,53 +165,34 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def _states_fact(sentence: str) -> bool:
-    plain = _plain(sentence)
+def states_fact(sentence: str) -> bool:
+    plain = plain_text(sentence)
     return len(re.findall(r"[^\W\d_]{2,}", plain)) >= FACT_MIN_WORDS or bool(numbers(plain))
 
 
-def _holds(token: str, haystack: str) -> bool:
+def holds(token: str, haystack: str) -> bool:
+    """`token` is in `haystack` (case folded): as a whole word when it is one, else as written."""
     folded = token.casefold()
     if re.fullmatch(r"\w+", folded):
         return re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", haystack) is not None
     return folded in haystack
 
 
-def _tokens(plain: str, held: str, asked: str) -> list[str]:
-    tokens = code_tokens(plain) + names(plain)
-    missing = [t for t in dict.fromkeys(tokens) if not _holds(t, held) and not _holds(t, asked)]
-    # "sqlite3_x()" says it; "sqlite3_x" inside it need not be named again
-    return [t for t in missing if not any(t != o and t in o for o in missing)]
+CITED_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
 
 
-def findings(text: str, line: int, support: Callable[[list[str]], str], question: str = "") -> list[Finding]:
-    """What one block states beyond its citations. `support(ids)` is the text of those claims and their
-    quotes; `question` is the objective and sub-questions (names and code in it are not inventions)."""
-    out: list[Finding] = []
+def groups(text: str) -> list[tuple[list[str], list[str]]]:
+    """One block's sentences as (sentences, the claim ids that cover them): each citation covers its own
+    sentence and the uncited ones just before it; sentences after the last citation come last, covered by
+    none (`[]`)."""
+    out: list[tuple[list[str], list[str]]] = []
     pending: list[str] = []
-    asked = question.casefold()
-    asked_numbers = numbers(question)
-    cited_any = False
     for sentence in split_sentences(text):
         pending.append(sentence)
-        cited = list(dict.fromkeys(m.group(0).strip("[]") for m in CLAIM_REF_RE.finditer(sentence)))
-        if not cited:
-            continue
-        cited_any = True
-        group, pending = pending, []
-        held = _plain(
-            support(cited)
-        )  # normalised like the sentence: `__str__()` reads the same on both sides
-        backing = numbers(held) + asked_numbers  # restating the question's own numbers invents nothing
-        held = held.casefold()
-        missing: list[str] = []
-        for part in group:
-            plain = _plain(part)
-            missing += [n.raw for n in numbers(plain) if not any(n.backed_by(b) for b in backing)]
-            missing += _tokens(plain, held, asked)
-        if missing:
-            out.append(Finding(line, " ".join(group), cited, list(dict.fromkeys(missing))))
-    leftover = [s for s in pending if _states_fact(s)]
-    if leftover and cited_any:  # a block with no citation at all is the block rule's (uncited-fact)
-        out.append(Finding(line, " ".join(leftover)))
+        cited = list(dict.fromkeys(CITED_RE.findall(sentence)))
+        if cited:
+            out.append((pending, cited))
+            pending = []
+    if pending:
+        out.append((pending, []))
     return out

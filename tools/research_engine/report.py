@@ -52,7 +52,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from research_engine import bounded, brief, decompose, escaping, nofinding, prose, retrieve, runrecord
+from research_engine import (
+    bounded,
+    brief,
+    decompose,
+    escaping,
+    nofinding,
+    prose_review,
+    retrieve,
+    runrecord,
+    support,
+    support_record,
+)
 from research_engine import claims as ledger
 from research_engine.artifacts import read_counted, read_markdown, write_markdown
 from research_engine.errors import BadInput, CheckFailed, Problem, ResearchEngineError
@@ -81,6 +92,7 @@ class CheckReport:
     warnings: list[Problem] = field(default_factory=list)
     has_references: bool = False
     no_finding: bool = False  # cites nothing, in a run with nothing citable: says no finding was supported
+    sentences: list[support.Sentence] = field(default_factory=list)  # every judged sentence (`support`)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +107,8 @@ class CheckReport:
             "no_finding": self.no_finding,
             "problems": [p.to_dict() for p in self.problems],
             "warnings": [w.to_dict() for w in self.warnings],
+            "sentences": {"judged": len(self.sentences), "failed": sum(not s.ok for s in self.sentences)},
+            "findings": [s.to_dict() for s in self.sentences if not s.ok],
         }
 
 
@@ -179,11 +193,13 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
                 )
             )
     report.cited = sorted(cited, key=sort_key)
-    for finding in sentence_findings(run, blocks, claims):
-        code = "uncited-fact" if finding.uncited else "unsupported-statement"
-        report.problems.append(
-            Problem(code, finding.message(), field=",".join(finding.cited) or None, file=file)
-        )
+    report.sentences = judged_sentences(run, blocks, claims)
+    for sentence in report.sentences:
+        if not sentence.ok:
+            code = "uncited-fact" if sentence.kind == support.UNCITED else "unsupported-statement"
+            report.problems.append(
+                Problem(code, sentence.message(), field=",".join(sentence.cited) or None, file=file)
+            )
 
     known_sources = set(retrieve.list_sources(run))
     for block in blocks:
@@ -232,30 +248,19 @@ def check_text(run: Run, markdown: str, *, file: str = "result.md") -> CheckRepo
     return report
 
 
-def sentence_findings(
+def judged_sentences(
     run: Run, blocks: list[Block], claims: dict[str, dict[str, Any]] | None = None
-) -> list[prose.Finding]:
-    """Sentences that state what their citations do not hold (`prose`), in blocks that state facts."""
+) -> list[support.Sentence]:
+    """Every sentence of the blocks that state facts, judged against the claims it cites (`support`); the
+    objective and the sub-questions are the context a sentence may restate."""
     claims = claims if claims is not None else claim_state(run)[0]
-    question = " ".join(
-        [str(brief.load_locked(run.root).get("objective") or "")] + [sq["text"] for sq in decompose.load(run)]
-    )
-
-    def support(ids: list[str]) -> str:
-        held = [claims[c] for c in ids if c in claims]
-        return " ".join(
-            f"{c['text']} " + " ".join(e.get("quote", "") for e in c.get("evidence") or []) for c in held
-        )
-
-    out: list[prose.Finding] = []
+    objective = str(brief.load_locked(run.root).get("objective") or "")
+    questions = [objective] + [sq["text"] for sq in decompose.load(run)]
+    judge = support.Judge(claims, " ".join(questions), questions)
+    out: list[support.Sentence] = []
     for block in blocks:
-        if block.caveat or block.exempt or block.references:
-            continue
-        out += [
-            f
-            for f in prose.findings(block.text, block.line, support, question)
-            if support(f.cited) or f.uncited
-        ]
+        if not (block.caveat or block.exempt or block.references):
+            out += judge.block(block.text, block.line)
     return out
 
 
@@ -312,12 +317,12 @@ def read_deliverable(path: str | Path) -> str:
         ) from exc
 
 
-def _label(path: str | Path) -> str:
+def label(path: str | Path) -> str:
     return "(stdin)" if str(path) == bounded.STDIN else Path(path).name
 
 
 def check(run: Run, path: str | Path) -> CheckReport:
-    return check_text(run, read_deliverable(path), file=_label(path))
+    return check_text(run, read_deliverable(path), file=label(path))
 
 
 # ---------------------------------------------------------------- finish
@@ -348,10 +353,10 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     """Check the deliverable, place it at synthesis/result.md with generated sections, complete run.json."""
 
     text = read_deliverable(path)
-    report = check_text(run, text, file=_label(path))
+    report = check_text(run, text, file=label(path))
     if not report.ok:
         raise CheckFailed(
-            f"{_label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
+            f"{label(path)} does not pass `report check` ({len(report.problems)} problem(s))",
             code="report-check-failed",
             problems=report.problems,
             data=report.to_dict(),
@@ -363,12 +368,22 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             "the controller has not stopped the run yet: run `research-engine control` until it decides stop",
             code="run-not-stopped",
         )
+    # The verifier's verdicts, when it read the prose (a prose worksheet exists): it must pass every sentence.
+    judged_by, verdicts = prose_review.for_finish(run, report.sentences)
     record = runrecord.read(run)
     repro = reproducibility(run, report.cited)
     # Raw HTML and links that are not web links become text: a model or an agent may have copied a page's
     # title or a link into the deliverable, and Markdown viewers render both (docs/conventions.md).
     body = escaping.document(_strip_front_matter(text).split(GENERATED_MARK)[0].rstrip())
-    generated = _generated_sections(run, report, record, repro)
+    placed = judged_sentences(run, parse_blocks(body))  # the sentences as result.md will show them
+    if len(placed) == len(report.sentences):  # escaping changes no sentence's place: verdicts carry over
+        verdicts = {
+            prose_review.sentence_key(p.text, p.cited): verdicts[k]
+            for p, s in zip(placed, report.sentences, strict=True)
+            if (k := prose_review.sentence_key(s.text, s.cited)) in verdicts
+        }
+    support_rec = support_record.build(placed, judged_by, verdicts)
+    generated = _generated_sections(run, report, record, repro, placed, support_rec)
     # The few facts a reader wants; the cited claims, the cycles and the label's reasons are in run.json.
     meta: dict[str, Any] = {
         "run_id": record["run_id"],
@@ -379,8 +394,15 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
     if report.no_finding:
         meta["no_finding"] = True
     target = run.path("result")
+    support_record.write(run, support_rec)
     write_markdown(target, meta, body + "\n\n" + GENERATED_MARK + "\n\n" + generated, schema="result")
     refused_ever = _refused_ever(run)
+    prose_facts = {
+        "sentences": support_rec["summary"]["sentences"],
+        "mode": support_rec["mode"],
+        "judged_by": judged_by,
+        "support": run.relative(run.path("support")),
+    }
 
     def change(rec: dict[str, Any]) -> None:
         rec["status"] = "complete"
@@ -391,6 +413,7 @@ def finish(run: Run, path: str | Path) -> dict[str, Any]:
             set(rec.get("refused_claims") or []) | set(refused_ever), key=lambda c: int(c.split("-")[1])
         )
         rec["refused_ever"] = bool(rec.get("refused_ever")) or bool(refused_ever)
+        rec["prose"] = {**(rec.get("prose") or {}), **prose_facts}
         rec["result"] = {
             "path": run.relative(target),
             "finished_at": meta["finished_at"],
@@ -424,7 +447,14 @@ def _refused_ever(run: Run) -> list[str]:
     )
 
 
-def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], repro: dict[str, Any]) -> str:
+def _generated_sections(
+    run: Run,
+    report: CheckReport,
+    record: dict[str, Any],
+    repro: dict[str, Any],
+    placed: list[support.Sentence],
+    support_rec: dict[str, Any],
+) -> str:
     claims, verdicts = claim_state(run)
     cited = [c for c in report.cited if c in claims]
     carrying = _carrying_sources(claims, cited)
@@ -441,12 +471,14 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
 
     well: list[str] = []
     caution: list[str] = []
+    resting = support_record.resting_on(placed)
     for clm in cited:
         verdict = (verdicts.get(clm) or {}).get("verdict")
         entry = (
             f"- **{clm}** ({claims[clm]['sub_question']}): {escaping.text(claims[clm]['text'])} "
             f"[{verdict or 'not verified'}; "
             f"{', '.join(dict.fromkeys(ev['source'] for ev in claims[clm]['evidence']))}]"
+            + support_record.evidence_note(resting.get(clm, []))
         )
         (well if verdict == "supported" else caution).append(entry)
     if not report.no_finding:
@@ -477,6 +509,7 @@ def _generated_sections(run: Run, report: CheckReport, record: dict[str, Any], r
     if isinstance(model, dict) and (model.get("use") or model.get("rule_stages")):
         described = runrecord.describe_model_use(model.get("use") or {}, model.get("rule_stages"))
         lines += ["", *(f"- {escaping.text(line)}" for line in described)]
+    lines += ["", support_record.footer_line(support_rec, record.get("prose") or {})]
     sources = retrieve.list_sources(run)
     cached = 0
     lines += ["", "| source | sha256 at retrieval | verifier's copy | cache |", "|---|---|---|---|"]
@@ -523,6 +556,7 @@ def check_result(run: Run, report: Any) -> None:
         return
     for p in checked.problems:
         report.add(path, p.message, p.code, p.field)
+    support_record.check_support(run, report, checked.sentences)
     # Where the cited claims are recorded: run.json (`result.cited_claims`), or an older deliverable's own
     # front matter.
     if "cited_claims" in meta:

@@ -231,6 +231,10 @@ def artifact_path(
             return root / "synthesis" / "result.md"
         case "result_draft":  # the deliverable as the model wrote it, before `report finish`
             return root / "synthesis" / "draft.md"
+        case "support":  # each sentence of result.md, the claims behind it and its verdicts (support_record)
+            return root / "synthesis" / "support.json"
+        case "prose_worksheet":  # the draft's sentences for the verifier to judge (prose_review)
+            return root / "verify" / "prose.md"
         case "view":
             return root / "view.html"
         case "event_log":  # what `run` reported as it went (engine.progress), one logfmt line each

@@ -338,3 +338,8 @@ class ModelRejection(StrEnum):
     UNKNOWN_PICK = "unknown-pick"  # picks naming no numbered candidate
     UNCITED = "uncited"  # a deliverable with no claim citation
     PROSE_CHECK = "prose-check"  # a deliverable `report check` refused
+
+
+# The verifier agent's names in Claude Code: as a project agent, and namespaced by the plugin.
+VERIFIER_AGENT = "research-verifier"
+VERIFIER_NAMES = frozenset({VERIFIER_AGENT, "research-engine:" + VERIFIER_AGENT})

@@ -385,15 +385,26 @@ def test_every_documented_command_runs_in_order_through_a_whole_run(mini_web, tm
     # -- synthesize: the draft cites claims only; check, finish, validate --------------------------
     draft = (
         "# Threads, processes or asyncio\n\n"
-        f"In CPython only one thread runs Python bytecode at a time ({ids['SQ-01']}), "
-        "so threads suit waiting, "
-        f"not computing. For CPU-bound work a process pool uses several cores at once ({ids['SQ-03']}).\n\n"
+        f"In CPython only one thread executes Python bytecode at a time ({ids['SQ-01']}). "
+        f"For CPU-bound work a process pool runs Python code on several cores at once ({ids['SQ-03']}).\n\n"
         f"asyncio has been in the standard library since Python 3.4 in 2014 ({ids['SQ-02']}). "
         "A coroutine that "
         f"computes without awaiting blocks the whole event loop ({ids['SQ-04']}).\n"
     )
-    agent.run("research-synthesize", 0, RUN=run, DRAFT_MARKDOWN=draft)
-    finished = agent.run("research-synthesize", 1, RUN=run, DRAFT_MARKDOWN=draft)["data"]
+    sheet = agent.run("research-synthesize", 0, RUN=run, DRAFT_MARKDOWN=draft)["data"]["prose_worksheet"]
+    assert sheet["unjudged"] == ["S-01", "S-02", "S-03", "S-04"]
+    # -- the prose pass: the verifier judges each sentence against its claims' quotes ----------------
+    assert agent.run("research-verify", 4, RUN=run)["data"]["unjudged"] == sheet["unjudged"]
+    for sentence in sheet["unjudged"]:
+        agent.run(
+            "research-verify",
+            5,
+            RUN=run,
+            SENTENCE=sentence,
+            VERDICT="supported",
+            REASON="the quotes hold it in other words",
+        )
+    finished = agent.run("research-synthesize", 1, RUN=run)["data"]
     assert Path(finished["result"]).name == "result.md" or finished["result"].endswith("synthesis/result.md")
     assert agent.run("research-synthesize", 2, RUN=run)["data"]["valid"]
     assert (Path(run) / "synthesis" / "result.md").is_file()

@@ -79,6 +79,7 @@ TEMPLATES: dict[str, list[str]] = {
     "verify prepare": ["--run", "{run}", "--claims", "{clm}"],
     "verify record": ["{clm}", "--run", "{run}", "--verdict", "partial", "--reason", "{text}"],
     "verify close": ["--run", "{run}"],
+    "verify prose": ["S-01", "--run", "{run}", "--verdict", "partial", "--reason", "{text}", "--agent", "x"],
     "critic gap add": ["--run", "{run}", "--about", "{text}", "--query", "q", "--material", "--sq", "{sq}"],
     "critic gap close": ["{gap}", "--run", "{run}", "--why", "{text}"],
     "critic gap list": ["--run", "{run}"],
@@ -557,6 +558,7 @@ ODD_EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("openalex work", "text"): dict.fromkeys(ODD_TEXTS, BAD_INPUT),  # not an OpenAlex id or a DOI
     ("worldbank series", "text"): dict.fromkeys(ODD_TEXTS, BAD_INPUT),  # not an indicator code
     ("verify record", "text"): dict.fromkeys(ODD_TEXTS, BAD_INPUT),  # nothing prepared to record against
+    ("verify prose", "text"): dict.fromkeys(ODD_TEXTS, BAD_INPUT),  # no prose worksheet to record against
 }
 
 
@@ -659,6 +661,7 @@ BAD_OPTIONS = [
     ("sq add", ["--angle", "bogus"]),
     ("claims list", ["--status", "bogus"]),
     ("verify record", ["--verdict", "bogus"]),
+    ("verify prose", ["--verdict", "bogus"]),
     ("corpus serve", ["--port", "99999"]),
     ("corpus serve", ["--port", "-1"]),
     ("corpus serve", ["--host", "256.1.1.1"]),

@@ -148,8 +148,10 @@ def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented
 ):
     """The model writes the deliverable: one sentence per claim, as the claim says, plus one sentence that
     cites a real claim but states a figure it does not hold. `report check` refuses that sentence, the engine
-    drops it (an event names it), and the rest of the model's text is the deliverable."""
+    drops it (an event names it), and the rest of the model's text is the deliverable; so goes a sentence
+    stating an absolute its claim never states. run.json and the footer count the drops by kind."""
     invented = "That figure rose to 987 percent by 1999"
+    absolute = "This always holds for every single case, guaranteed"
 
     def chat(request):
         task = json.loads(request.data)["messages"][1]["content"]
@@ -158,18 +160,21 @@ def test_a_model_deliverable_keeps_its_grounded_sentences_and_loses_the_invented
         else:
             lines = re.findall(r"^  (CLM-\d+) \[supported\]: (.+)$", task, re.M)
             body = "\n\n".join(f"{text} [{clm}]" for clm, text in lines)
-            content = json.dumps({"markdown": f"# Memo\n\n{body}\n\n{invented} [{lines[0][0]}].\n"})
+            tail = f"{invented} [{lines[0][0]}]. {absolute} [{lines[0][0]}]."
+            content = json.dumps({"markdown": f"# Memo\n\n{body}\n\n{tail}\n"})
         reply = {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
         return Response(json.dumps(reply), content_type="application/json")
 
     run = run_with_model(chat, corpus, httpserver, tmp_path, monkeypatch, cli)
     result = run.path("result").read_text(encoding="utf-8")
     assert result.startswith("---") and "# Memo" in result  # the model's own deliverable, not the fallback
-    assert invented not in result
+    assert invented not in result and absolute not in result
     record = runrecord.read(run)
     dropped = [e for e in record["events"] if e["kind"] == "deliverable-sentences-dropped"]
     assert len(dropped) == 1 and "987 percent" in dropped[0]["sentences"][0]
-    assert record["model"]["use"]["write"]["rejections"] == {"prose-check": 1}
+    assert record["prose"]["dropped"] == {"number": 1, "overclaim": 1}
+    assert "the check dropped 2 sentence(s) of the writer's (1 number, 1 overclaim)" in result
+    assert record["model"]["use"]["write"]["rejections"] == {"prose-check": 2}
     assert record["model"]["use"]["write"]["fallbacks"] == 0
 
 

@@ -550,7 +550,7 @@ def test_the_report_opens_with_cited_key_findings_and_every_fact_is_cited():
 
 def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
     """Every sentence it writes is a claim's own text with its citation, partial ones marked after it."""
-    from research_engine import prose, report
+    from research_engine import report, support
 
     claims = {
         "CLM-01": "SQLite allows one writer at a time, using a RESERVED lock taken by BEGIN IMMEDIATE.",
@@ -579,14 +579,15 @@ def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
     ]
     brief = {"objective": "How do SQLite and Django handle concurrency and CSRF?"}
     text = make_model("extractive").write(brief, sections)
-    question = " ".join([brief["objective"], *(s.sq["text"] for s in sections)])
+    questions = [brief["objective"], *(s.sq["text"] for s in sections)]
+    ledger = {c: {"id": c, "text": t} for c, t in claims.items()}
+    judge = support.Judge(ledger, " ".join(questions), questions)
     found = [
-        f
+        s.message()
         for block in report.parse_blocks(text)
         if not (block.caveat or block.exempt or block.references)
-        for f in prose.findings(
-            block.text, block.line, lambda ids: " ".join(claims[i] for i in ids), question
-        )
+        for s in judge.block(block.text, block.line)
+        if not s.ok
     ]
     assert "(partly supported: read with caution)" in text and found == []
     assert all(f"[{clm}]" in text for clm in claims)

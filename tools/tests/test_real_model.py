@@ -8,7 +8,8 @@ deliverable; keep every prompt inside the context (no context-length error, and 
 prompt plus answer room within the window); count its model use per stage in tokens, with every fallback
 and rejection recorded as an event; cite no refused claim, and every cited quote is in its snapshot; and
 validate. What a small model gets wrong is allowed (it falls back, visibly); what it invents never reaches
-the deliverable.
+the deliverable: every sentence of result.md passes the sentence-support check, and the sentences the check
+dropped from the model's text are counted by kind in run.json and the footer.
 
 Marked `realmodel` (README's test command runs these after the rest, alone, so the model has both cores).
 Outside CI the test skips when the packages cannot be installed; with CI=true that is a failure.
@@ -27,7 +28,17 @@ import yaml
 from realmodel import quality as bench_quality
 from realmodel import server as realserver
 
-from research_engine import claims, decompose, grounding, retrieve, runrecord, runstate, trace
+from research_engine import (
+    claims,
+    decompose,
+    grounding,
+    report,
+    retrieve,
+    runrecord,
+    runstate,
+    support_record,
+    trace,
+)
 from research_engine.artifacts import read_markdown
 from research_engine.corpus import CorpusServer
 from research_engine.documents import Passage
@@ -182,6 +193,17 @@ def check_run(root: Path, served_model: str) -> None:
             _, passages = retrieve.load_source(run, evidence["source"])
             source_text = "\n\n".join(p.text for p in passages)
             assert grounding.find_quote(evidence["quote"], source_text).found, (clm, evidence["quote"])
+    # No sentence failing the sentence-support check reaches result.md; the ones the check dropped from the
+    # model's text are counted by kind in run.json and the footer, and support.json records the rest.
+    assert all(sentence.ok for sentence in report.check_text(run, text).sentences)
+    drops = [e for e in record.get("events", []) if e["kind"] == "deliverable-sentences-dropped"]
+    by_kind: dict[str, int] = {}
+    for event in drops:
+        for kind, n in event["kinds"].items():
+            by_kind[kind] = by_kind.get(kind, 0) + n
+    assert (record.get("prose") or {}).get("dropped", {}) == by_kind
+    assert not by_kind or f"the check dropped {sum(by_kind.values())} sentence(s)" in text
+    assert support_record.load(run)["summary"]["sentences"] == record["prose"]["sentences"]
     checked = subprocess.run(
         [sys.executable, "-m", "research_engine", "validate", str(root), "--json"],
         capture_output=True,

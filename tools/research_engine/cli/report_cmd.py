@@ -21,22 +21,48 @@ def register(app: typer.Typer) -> None:
 
 
 @report_app.command("check")
-def check(file: FileArg, run: RunOpt, json_: JsonOpt = False) -> None:
+def check(
+    file: FileArg,
+    run: RunOpt,
+    prose_worksheet: Annotated[
+        bool,
+        typer.Option(
+            "--prose-worksheet",
+            help="Also keep the draft (synthesis/draft.md) and write verify/prose.md: each sentence with "
+            "the quotes of the claims it cites, for the research-verifier agent to judge (`verify prose`). "
+            "Once it exists, `report finish` takes only a deliverable the verifier passed sentence by "
+            "sentence.",
+        ),
+    ] = False,
+    json_: JsonOpt = False,
+) -> None:
     """Check a deliverable: cited claims exist and are not retired, no refused claim is stated as established
-    (only inside a gap/caveat heading or a '> Caveat:' blockquote), every fact cites a claim, references are
-    complete. Exit 0, or 1 listing every problem."""
+    (only inside a gap/caveat heading or a '> Caveat:' blockquote), every fact cites a claim, every sentence
+    holds only what its cited claims hold (the sentence-support check: each finding names the sentence, its
+    kind and the words at fault), references are complete. Exit 0, or 1 listing every problem."""
 
     def body() -> Result:
-        from research_engine import report, trace
+        from research_engine import claims, prose_review, report, trace
 
-        checked = report.check(trace.open_run(run), file)
+        the_run = trace.open_run(run)
+        text = report.read_deliverable(file)
+        checked = report.check_text(the_run, text, file=report.label(file))
+        data = checked.to_dict()
         lines = [
             f"{file}: {'passes' if checked.ok else 'does NOT pass'} ({len(checked.cited)} claim(s) cited)"
         ]
         lines += [f"  problem: {p.message}" for p in checked.problems]
         lines += [f"  warning: {w.message}" for w in checked.warnings]
+        if prose_worksheet:
+            ledger = {c["id"]: c for c in claims.load(the_run)["claims"]}
+            data["prose_worksheet"] = prose_review.prepare(the_run, text, checked.sentences, ledger)
+            sheet = data["prose_worksheet"]
+            lines.append(
+                f"  prose worksheet {sheet['worksheet']}: {sheet['sentences']} sentence(s), "
+                f"{len(sheet['unjudged'])} awaiting the verifier"
+            )
         return Result(
-            data=checked.to_dict(),
+            data=data,
             text="\n".join(lines),
             exit_code=ExitCode.OK if checked.ok else ExitCode.CHECK_FAILED,
             errors=checked.problems if json_ else [],

@@ -1,4 +1,4 @@
-"""`research-engine verify prepare|record|close`: independent re-fetch, the floor, verdicts."""
+"""`research-engine verify prepare|record|close|prose`: independent re-fetch, the floor, verdicts, prose."""
 
 from __future__ import annotations
 
@@ -114,3 +114,49 @@ def close(run: RunOpt, json_: JsonOpt = False) -> None:
         return Result(data=out, text=text)
 
     run_command("verify close", json_, body)
+
+
+@verify_app.command("prose")
+def prose(
+    run: RunOpt,
+    sentence: Annotated[
+        str | None,
+        typer.Argument(
+            help="The sentence id, S-NN, from verify/prose.md; leave out to see what awaits a verdict."
+        ),
+    ] = None,
+    verdict: Annotated[str | None, typer.Option("--verdict", help="supported | partial | refuse")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why, in a sentence.")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Who judges (the Claude Code agent, research-verifier); recorded with the verdict, and "
+            "`report finish` and `validate` refuse prose judged by any other name.",
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Judge the deliverable's prose: record a verdict for one sentence of verify/prose.md (written by
+    `report check --prose-worksheet`) against the quotes of the claims it cites: supported, partial (it holds
+    in a narrower form) or refuse. A verdict looser than the mechanical check's floor is not accepted: the
+    floor is recorded and the command exits 1. Without a sentence id: the sentences awaiting a verdict."""
+
+    def body() -> Result:
+        from research_engine import prose_review, trace
+        from research_engine.errors import BadInput
+
+        the_run = trace.open_run(run)
+        if sentence is None:
+            out = prose_review.status(the_run)
+            waiting = ", ".join(out["unjudged"]) or "none"
+            text = f"{out['sentences']} sentence(s); awaiting a verdict: {waiting}; refused: " + (
+                ", ".join(out["refused"]) or "none"
+            )
+            return Result(data=out, text=text)
+        if verdict is None or reason is None or agent is None:
+            raise BadInput("a prose verdict needs --verdict, --reason and --agent", code="missing-option")
+        row = prose_review.record(the_run, sentence, verdict, reason, agent)
+        return Result(data={"sentence": row}, text=f"{sentence}: {row['verdict']}")
+
+    run_command("verify prose", json_, body)

@@ -13,9 +13,11 @@ from research_engine.engine.helpers import label_partial
 from research_engine.engine.models import Section
 from research_engine.engine.state import EngineState
 from research_engine.errors import BudgetSpent, CheckFailed
-from research_engine.markdown_blocks import GENERATED_MARK, parse_blocks
+from research_engine.markdown_blocks import GENERATED_MARK
 from research_engine.trace import atomic_write_text, iso
 from research_engine.vocabulary import ModelRejection, ModelStage
+
+DROP_PASSES = 3  # a dropped citing sentence uncovers the ones before it: they go in the next pass
 
 
 class SynthesisStages(EngineState):
@@ -104,31 +106,45 @@ class SynthesisStages(EngineState):
         return {"result": finished["result"], "fallback_writer": fallback, "partial": partial}
 
     def _drop_unsupported(self, text: str, checked: Any, *, model_wrote: bool = True) -> tuple[str, Any]:
-        """A deliverable whose only problems are sentences stating what their citations do not hold: those
-        sentences are dropped (an event names each; counted against the model when it wrote them), and the
-        rest is checked again."""
+        """A deliverable whose only problems are sentences the sentence-support check fails: those sentences
+        are dropped (an event names each with its kind; counted against the model when it wrote them, and by
+        kind in run.json's `prose.dropped` and the footer), and the rest is checked again. A dropped sentence
+        that carried the citation of the ones before it leaves them uncited: they go in the next pass."""
         prose_codes = {"unsupported-statement", "uncited-fact"}
-        if any(p.code not in prose_codes for p in checked.problems):
-            return text, checked
         body, mark, generated = text.partition(GENERATED_MARK)
-        findings = report.sentence_findings(self.run, parse_blocks(body))
-        dropped = []
-        for finding in findings:
-            if finding.sentence in body:
-                body = body.replace(finding.sentence, "", 1)
-                dropped.append(finding.message())
+        dropped: list[str] = []
+        kinds: dict[str, int] = {}
+        for _ in range(DROP_PASSES):
+            if checked.ok or any(p.code not in prose_codes for p in checked.problems):
+                break
+            failing = [s for s in checked.sentences if not s.ok and s.text in body]
+            for sentence in failing:
+                body = body.replace(sentence.text, "", 1)
+                dropped.append(sentence.message())
+                kinds[str(sentence.kind)] = kinds.get(str(sentence.kind), 0) + 1
+            if not failing:
+                break
+            text = body + mark + generated
+            draft = self.run.path("result_draft")
+            atomic_write_text(draft, text)
+            checked = report.check(self.run, draft)
         if not dropped:
             return text, checked
-        text = body + mark + generated
-        self._event("deliverable-sentences-dropped", sentences=dropped)
+        self._event("deliverable-sentences-dropped", sentences=dropped, kinds=kinds)
         self.progress.note("deliverable-sentences-dropped", sentences=len(dropped))
         usage = getattr(self.raw_model, "usage", None)
         if model_wrote and usage is not None and hasattr(usage, "count"):
             for _ in dropped:
                 usage.count(ModelStage.WRITE, ModelRejection.PROSE_CHECK, failure=False)
-        draft = self.run.path("result_draft")
-        atomic_write_text(draft, text)
-        return text, report.check(self.run, draft)
+
+        def count(rec: dict[str, Any]) -> None:
+            prose = rec.setdefault("prose", {})
+            totals = prose.setdefault("dropped", {})
+            for kind, n in kinds.items():
+                totals[kind] = totals.get(kind, 0) + n
+
+        runrecord.update(self.run, count)
+        return text, checked
 
     def _stop_for_budget(self, spent: BudgetSpent) -> None:
         """A budget is gone: let the governor record the stop, then write what can honestly be said."""

@@ -21,14 +21,12 @@ from research_engine.artifacts import ValidationReport, load_checked, read_markd
 from research_engine.errors import CheckFailed, ResearchEngineError
 from research_engine.trace import Run, atomic_write_text, iso
 from research_engine.verify.worksheet import (
-    VERIFIER_AGENT,
-    VERIFIER_NAMES,
     claims_by_id,
     load_worksheet,
     record,
     write_worksheet,
 )
-from research_engine.vocabulary import Verdict, stricter_or_equal
+from research_engine.vocabulary import VERIFIER_AGENT, VERIFIER_NAMES, Verdict, stricter_or_equal
 
 ARCHIVE_RE = re.compile(r"contestation\.cycle-(\d+)\.md")
 

@@ -22,12 +22,14 @@ from research_engine.settings import Settings
 from research_engine.trace import Run, iso
 from research_engine.verify.floor import UNREACHABLE_REASON, check_claim
 from research_engine.verify.refetch import refetch_sources
-from research_engine.vocabulary import VERDICT_STRICTNESS, ClaimStatus, Verdict, stricter_or_equal
+from research_engine.vocabulary import (
+    VERDICT_STRICTNESS,
+    ClaimStatus,
+    Verdict,
+    stricter_or_equal,
+)
 
 CLAIM_ID_RE = re.compile(r"CLM-[0-9]{2,}")
-VERIFIER_AGENT = "research-verifier"
-# The names the verifier agent has in Claude Code: as a project agent, and namespaced by the plugin.
-VERIFIER_NAMES = frozenset({VERIFIER_AGENT, "research-engine:" + VERIFIER_AGENT})
 AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 
 

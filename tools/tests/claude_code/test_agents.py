@@ -195,3 +195,80 @@ def test_make_workspace_copies_the_working_tree(tmp_path, claude_binary):
         ROOT / ".claude/skills/research/SKILL.md"
     ).read_text()
     assert not (ws.repo / ".venv").exists()
+
+
+@pytest.fixture
+def prose_run(claim_run):
+    """claim_run, verified and stopped, with a draft checked into a prose worksheet (verify/prose.md)."""
+    from core_testkit import verify_all
+
+    from research_engine import claims, controller, prose_review, report
+
+    verify_all(claim_run)
+    controller.control(claim_run)
+    draft = "# Outages\n\nThe operator reported 42 outages in 2023 [CLM-01].\n"
+    checked = report.check_text(claim_run, draft)
+    assert checked.ok, checked.problems
+    ledger = {c["id"]: c for c in claims.load(claim_run)["claims"]}
+    prose_review.prepare(claim_run, draft, checked.sentences, ledger)
+    return claim_run
+
+
+def prose_verdict(run: str, agent: str | None) -> str:
+    named = f" --agent {agent}" if agent else ""
+    return (
+        f"research-engine verify prose S-01 --run {run} --verdict supported "
+        f'--reason "the quote holds it"{named} --json'
+    )
+
+
+def test_the_verifier_records_a_prose_verdict_and_the_run_records_who_judged(ws, prose_run):
+    from research_engine import prose_review
+
+    run = str(prose_run.root)
+    script = Script().add(
+        "main",
+        main_session("PROSE-PASS"),
+        [[tool("Skill", skill=ws.name("research-verify"), args=f"{run} prose")]],
+    )
+    script.add(
+        "verifier",
+        subagent(f"`{run}`"),
+        [[tool("Bash", command=prose_verdict(run, ws.name("research-verifier")))]],
+    )
+    stub, result = ws.run(script, "PROSE-PASS")
+    assert result.returncode == 0, result.stderr
+    (call,) = stub.calls("verifier")
+    assert not call.is_error, call.result
+    (row,) = prose_review.load(prose_run)["sentences"]
+    assert (row["verdict"], row["judged_by"]) == ("supported", ws.name("research-verifier"))
+
+
+def test_prose_verdicts_are_refused_outside_the_verifier(ws, prose_run):
+    """The main session, the synthesize leaf's fork, or the verifier without its name: the guard refuses each;
+    the sentence stays unjudged, so `report finish` would refuse the deliverable."""
+    from research_engine import prose_review
+
+    run = str(prose_run.root)
+    named = prose_verdict(run, ws.name("research-verifier"))
+    script = Script().add(
+        "main",
+        main_session("PROSE-ELSEWHERE"),
+        [
+            [tool("Bash", command=named)],
+            [tool("Skill", skill=ws.name("research-synthesize"), args="/tmp/WRITER-RUN")],
+            [tool("Skill", skill=ws.name("research-verify"), args=f"{run} prose VERIFIER")],
+        ],
+    )
+    script.add("writer", subagent("WRITER"), [[tool("Bash", command=named)]])
+    script.add("verifier", subagent("VERIFIER"), [[tool("Bash", command=prose_verdict(run, None))]])
+    stub, result = ws.run(script, "PROSE-ELSEWHERE")
+    assert result.returncode == 0, result.stderr
+    main_call = stub.calls("main")[0]
+    assert main_call.is_error and "not in the main session" in main_call.result
+    (writer_call,) = stub.calls("writer")
+    assert writer_call.is_error and "research-verifier agent" in writer_call.result
+    (unnamed,) = stub.calls("verifier")
+    assert unnamed.is_error and f"--agent {ws.name('research-verifier')}" in unnamed.result
+    (row,) = prose_review.load(prose_run)["sentences"]
+    assert row["verdict"] is None, "nothing was judged"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine import prose
+from research_engine import support
 from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.terms import STOP_WORDS, fold, words
 from research_engine.vocabulary import Confidence
@@ -127,15 +127,16 @@ def _content(text: str) -> set[str]:
 
 
 def held_to_quote(text: str, quote: str, question: str = "") -> str | None:
-    """Why `text` says more than `quote` (a number, a name, a code token, or mostly other words), or None.
-
-    The numbers, names and code tokens are `prose.findings`' (a text may restate the question's own names)."""
-    found = prose.findings(f"{text} [CLM-01]", 1, lambda _ids: quote, question)
-    if found:
-        return "states " + ", ".join(found[0].unsupported or ["more than its quote"])
+    """Why `text` says more than `quote`, or None: the deliverable's own sentence-support check (`support`:
+    content, polarity, strength, numbers, names and code), the quote standing as the one claim it cites,
+    the question allowed as restated context."""
+    judge = support.Judge({"CLM-01": {"text": quote, "evidence": [{"quote": quote}]}}, question)
+    held = judge.held(["CLM-01"])
+    faults = judge.faults(text, held) if held is not None else []
+    if faults:
+        return "; ".join(f"{f.kind}: {', '.join(f.words) or 'more than its quote'}" for f in faults)
     said = _content(text)
-    held = _content(quote) | _content(question)
-    if said and len(said & held) < CONTENT_SHARE * len(said):
+    if said and len(said & (_content(quote) | _content(question))) < CONTENT_SHARE * len(said):
         return "its words are mostly not its quote's"
     return None
 

@@ -1,0 +1,506 @@
+"""The sentence-support check: each sentence of a deliverable holds only what the claims it cites hold.
+
+`report check` (and so `report finish`, the skills and the headless engine) judges every sentence of a block
+that states facts against the text and quotes of the claims its citation covers (`prose` splits and groups
+the sentences). A sentence fails, with the words at fault, for any of these kinds:
+
+- unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer, a
+  few derivations and irregular verbs, the documentation's other words from `terms`) are not substantially in
+  the cited claims: more than `MISSING_SHARE` of them (at least one allowed) are in neither the claims nor the
+  question, or a code token it states is in no cited claim;
+- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "instead of", "rather
+  than") or "only" in the sentence that no cited claim puts on the same words, while the claims use them; or
+  a claim's negation over two or more words that the sentence states without one; or a word whose negative
+  (un-, in-, non-, dis-) the claims use instead;
+- overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses, or a causal link
+  (`CAUSAL_RE`) where no cited claim makes one;
+- misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
+  (named in the finding: cite it);
+- number, name: a number (with unit and scale; number words count) or a capitalised name that neither the
+  claims nor the question hold, or a code token in no claim; code is compared as code: `f()` is `f(arg)`,
+  a dotted name matches the last parts of a claim's only when one of the claim's names ends that way, and a
+  longer one needs its extra parts in the claims' or the question's words.
+
+The objective and the sub-questions are context a sentence may restate: a question written out in the
+sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).
+Lexical, deterministic and linear in the deliverable: the claims are prepared once per deliverable; only a
+sentence that fails looks at the other claims (through an index of their stems). A sentence whose every word
+is its claims' but that swaps their roles, or uses an antonym the claims never write, passes: that is the
+verifier's to judge (bench/faithfulness.py's `beyond_lexical`). Thresholds were chosen on the dev set's tune
+half (Django, PostgreSQL) and measured on its check half (Flask, SQLAlchemy); docs/architecture.md gives both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from research_engine import prose, terms
+from research_engine.support_words import (
+    BOUNDARY_WORDS,
+    CAUSAL_RE,
+    CLAIM_CAUSAL_RE,
+    NEGATIONS,
+    NEGATIVE_PREFIXES,
+    NUMBER_WORD_RE,
+    NUMBER_WORDS,
+    ONLY,
+    SCOPE_SKIP,
+    SCOPE_WORDS,
+    STOP,
+    STRENGTH_GROUP,
+    STRONG_WORDS,
+    normalise,
+    stem,
+    tokenize,
+    word_stems,
+)
+
+KINDS = ("unsupported", "contradiction", "overclaim", "misattributed", "number", "name")
+UNCITED = "uncited"  # a fact sentence after its block's last citation (the block rule's, sentence-sized)
+KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "overclaim", "unsupported")
+
+# Chosen on the tune half of bench/faithfulness_devset.yaml (see docs/architecture.md): the share of a
+# sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
+MISSING_SHARE = 0.34
+MIN_MISSING_ALLOWED = 1
+RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
+
+CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
+# The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
+TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
+
+
+@dataclass(frozen=True)
+class Cue:
+    kind: str  # "neg" | "only"
+    word: str
+    scope: tuple[str, ...]  # stems it governs, in order
+    words: tuple[str, ...] = ()  # the same, as written
+
+
+def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
+    """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
+    those stems (what the text states only under a negation)."""
+    out = []
+    for i, token in enumerate(tokens):
+        kind = "neg" if token in NEGATIONS else "only" if token in ONLY else None
+        if kind is None:
+            continue
+        scope: list[str] = []
+        words: list[str] = []
+        for j in range(i + 1, len(tokens)):
+            nxt = tokens[j]
+            if not nxt[0].isalnum() or nxt in BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
+                break
+            if nxt in SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
+                continue
+            scope.append(stem(nxt))
+            words.append(nxt)
+            if covered is not None and kind == "neg":
+                covered.add(j)
+        out.append(Cue(kind, token.replace("_", " "), tuple(scope), tuple(words)))
+    return out
+
+
+@dataclass
+class Held:
+    """What a set of claims holds, prepared once: their text and quotes as the checks read them."""
+
+    ids: tuple[str, ...]
+    plain: str  # markup removed, case folded
+    stems: set[str]
+    cues: list[Cue]
+    affirmed: set[str]  # stems stated outside every negation
+    affirmed_words: set[str]  # the same words as written
+    strong: set[str]
+    causal: bool
+    numbers: list[prose.StatedNumber]
+    code: set[str]  # code tokens' bases (call arguments dropped), case folded
+    words: set[str]  # every token, case folded
+
+    @classmethod
+    def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
+        plain = prose.plain_text(" .\n".join(texts))  # a negation's reach ends with its text
+        tokens = tokenize(plain)
+        covered: set[int] = set()
+        cues = list(dict.fromkeys(_cues(tokens, covered)))
+        return cls(
+            ids=tuple(ids),
+            plain=plain.casefold(),
+            stems=word_stems(tokens),
+            cues=cues,
+            affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
+            affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
+            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
+            causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
+            numbers=stated_numbers(plain),
+            code={_code_base(t) for t in _code_in(plain)},
+            words=set(tokens),
+        )
+
+    def merged(self, other: Held) -> Held:
+        return Held(
+            ids=self.ids + other.ids,
+            plain=f"{self.plain} {other.plain}",
+            stems=self.stems | other.stems,
+            cues=list(dict.fromkeys(self.cues + other.cues)),
+            affirmed=self.affirmed | other.affirmed,
+            affirmed_words=self.affirmed_words | other.affirmed_words,
+            strong=self.strong | other.strong,
+            causal=self.causal or other.causal,
+            numbers=self.numbers + other.numbers,
+            code=self.code | other.code,
+            words=self.words | other.words,
+        )
+
+
+def stated_numbers(text: str) -> list[prose.StatedNumber]:
+    """`prose.numbers`, and number words from two to ninety ("three categories" is 3)."""
+    words = [prose.StatedNumber(m.group(0), NUMBER_WORDS[m.group(0).lower()], None)
+             for m in NUMBER_WORD_RE.finditer(text)]  # fmt: skip
+    return prose.numbers(text) + words
+
+
+def _code_in(text: str) -> list[str]:
+    return list(_code_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
+    return tuple([m.group(0) for m in CALL_RE.finditer(text)] + prose.code_tokens(text))
+
+
+def _code_base(token: str) -> str:
+    """A code token as compared: call arguments and trailing punctuation dropped, case folded."""
+    token = token.strip().strip("`").casefold()
+    token = re.sub(r"\(.*\)$", "", token)
+    return token.strip(".,;:")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    words: tuple[str, ...]
+    claims: tuple[str, ...] = ()  # misattributed: the claims that hold what the sentence says
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "words": list(self.words)}
+        if self.claims:
+            out["claims"] = list(self.claims)
+        return out
+
+
+@dataclass
+class Sentence:
+    """One judged sentence: where it is, the claims its citation covers, and what is wrong with it."""
+
+    line: int
+    text: str
+    cited: list[str]
+    faults: list[Fault] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    @property
+    def kind(self) -> str | None:
+        """The fault that names the mend, the most specific first: misattributed (cite the other claim), a
+        contradiction, a number, a name, an overclaim, then unsupported words."""
+        order = {k: i for i, k in enumerate(KIND_PRIORITY)}
+        return min((f.kind for f in self.faults), key=lambda k: order.get(k, 99)) if self.faults else None
+
+    def message(self) -> str:
+        shown = self.text if len(self.text) <= 100 else self.text[:97] + "..."
+        if self.kind == UNCITED:
+            return f"line {self.line}: states a fact after the block's last citation: {shown!r}"
+        held = ", ".join(self.cited)
+        parts = []
+        for fault in self.faults:
+            words = ", ".join(fault.words)
+            if fault.kind == "misattributed":
+                parts.append(
+                    f"misattributed: restates {', '.join(fault.claims)} ({words}) but cites only {held}: "
+                    f"cite {', '.join(fault.claims)}"
+                )
+            elif fault.kind in ("number", "name"):
+                parts.append(f"{fault.kind}: states {words}, which {held} does not hold (text or quote)")
+            elif fault.kind == "contradiction":
+                parts.append(f"contradiction: {words} contradicts {held}")
+            elif fault.kind == "overclaim":
+                parts.append(f"overclaim: says {words}, which {held} does not")
+            else:
+                parts.append(f"unsupported: asserts {words}, which {held} never says")
+        return f"line {self.line}: {shown!r}: " + "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "text": self.text,
+            "claims": self.cited,
+            "ok": self.ok,
+            "kind": self.kind,
+            "faults": [f.to_dict() for f in self.faults],
+        }
+
+
+class Judge:
+    """The sentence-support check for one deliverable: claims prepared once, then `block` per block."""
+
+    def __init__(
+        self, claims: dict[str, dict[str, Any]], question: str, questions: Iterable[str] = ()
+    ) -> None:
+        self.claims = claims
+        self.question = prose.plain_text(question)
+        self.question_tokens = tokenize(self.question)
+        self.question_stems = word_stems(self.question_tokens)
+        self.question_plain = self.question.casefold()
+        self.question_numbers = stated_numbers(self.question)
+        self.questions = sorted(
+            {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
+        )[::-1]
+        self._held: dict[str, Held] = {}
+        self._index: dict[str, set[str]] | None = None
+
+    def held(self, ids: Iterable[str]) -> Held | None:
+        views = [self._claim(c) for c in ids if c in self.claims]
+        if not views:
+            return None
+        out = views[0]
+        for view in views[1:]:
+            out = out.merged(view)
+        return out
+
+    def _claim(self, clm: str) -> Held:
+        if clm not in self._held:
+            self._held[clm] = Held.of([clm], claim_texts(self.claims[clm]))
+        return self._held[clm]
+
+    def block(self, text: str, line: int) -> list[Sentence]:
+        """Every sentence of one fact-stating block, judged against the claims its citation covers. A block
+        with no citation at all is the block rule's (`report`: uncited-fact), not judged here."""
+        out: list[Sentence] = []
+        grouped = prose.groups(text)
+        if not any(cited for _, cited in grouped):
+            return out
+        for group, cited in grouped:
+            held = self.held(cited) if cited else None
+            for sentence in group:
+                judged = Sentence(line, sentence, list(cited))
+                if not cited:
+                    if prose.states_fact(sentence):
+                        judged.faults.append(Fault(UNCITED, ()))
+                    else:
+                        continue
+                elif held is not None:
+                    judged.faults = self.faults(sentence, held)
+                    judged.faults = self._attribution(sentence, held, judged.faults)
+                out.append(judged)
+        return out
+
+    # ------------------------------------------------------------------ the kinds
+
+    def faults(self, sentence: str, held: Held) -> list[Fault]:
+        plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
+        tokens = tokenize(plain)
+        out = []
+        for check in (self._numbers, self._names, self._content, self._polarity, self._strength):
+            fault = check(plain, tokens, held)
+            if fault is not None:
+                out.append(fault)
+        return out
+
+    def _without_questions(self, plain: str) -> str:
+        folded = " ".join(plain.split())
+        low = folded.casefold()
+        for q in self.questions:
+            at = low.find(q)
+            while at >= 0:
+                folded, low = folded[:at] + " " + folded[at + len(q) :], low[:at] + " " + low[at + len(q) :]
+                at = low.find(q)
+        return folded
+
+    def _numbers(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        backing = held.numbers + self.question_numbers
+        missing = [n.raw for n in stated_numbers(plain) if not any(n.backed_by(b) for b in backing)]
+        return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
+
+    def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        missing = [t for t in _code_in(plain) if not self._code_held(t, held)]
+        missing += [
+            n
+            for n in prose.names(plain)
+            if not prose.holds(n, held.plain)
+            and not prose.holds(n, self.question_plain)
+            and not any(n.casefold() in _code_base(t) for t in missing)
+        ]
+        missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
+        return Fault("name", tuple(missing)) if missing else None
+
+    def _code_held(self, token: str, held: Held) -> bool:
+        base = _code_base(token)
+        if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
+            parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
+            return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
+        if not base or base in held.code:
+            return True
+        if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
+            return True
+        parts = base.split(".")
+        for n in range(
+            1, len(parts)
+        ):  # a longer name: the claim's, with qualifiers the claims or question use
+            tail = ".".join(parts[n:])
+            if tail in held.code and all(
+                prose.holds(p, held.plain) or prose.holds(p, self.question_plain) for p in parts[:n]
+            ):
+                return True
+        ending = [c for c in held.code if c.endswith("." + base)]  # a shorter name: only when unambiguous
+        return len(set(ending)) == 1
+
+    def _content(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        words = _content_words(tokens, {_code_base(t) for t in _code_in(plain)})
+        if not words:
+            return None
+        missing = [
+            w
+            for w in words
+            if not _carried(w, held.stems)
+            and not _carried(w, self.question_stems)
+            and not any(_carried(f, held.stems) for f in _negative_forms(w) if len(f) < len(w))
+        ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
+        allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
+        if len(missing) > allowed:
+            return Fault("unsupported", tuple(missing))
+        return None
+
+    def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        negated: set[int] = set()
+        mine = _cues(tokens, negated)
+        sentence_stems = word_stems(tokens)
+        faults: list[str] = []
+        for cue in mine:  # the sentence negates or restricts what the claims state plainly
+            same = [c for c in held.cues if c.kind == cue.kind]
+            restricted = cue.kind == "only" and not same
+            if restricted or (
+                cue.scope
+                and any(s in held.stems for s in cue.scope)
+                and not any(set(cue.scope) & set(c.scope) for c in same)
+                and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
+            ):
+                faults.append(" ".join((cue.word, *cue.scope)))
+        for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
+            if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
+                continue
+            if cue.scope[0] in held.affirmed:
+                continue
+            if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
+                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
+            ):
+                faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
+        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
+            if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
+                continue
+            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words]
+            if flipped:
+                faults.append(f"{token} (the claim: {flipped[0]})")
+        return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
+
+    def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        found = [
+            t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
+        ]
+        causal = CAUSAL_RE.search(normalise(plain))
+        if causal and not held.causal:
+            found.append(causal.group(0).strip(", "))
+        return Fault("overclaim", tuple(found)) if found else None
+
+    # ------------------------------------------------------------------ attribution
+
+    def _attribution(self, sentence: str, held: Held, faults: list[Fault]) -> list[Fault]:
+        """A sentence restates another claim of the run when it fails, or leans on words its claims lack,
+        and that claim carries at least half its content words and would make it pass (and, for a sentence
+        that passes, carries every word its own claims lack)."""
+        plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
+        tokens = tokenize(plain)
+        content = [w for w in _content_words(tokens, set()) if not _carried(w, self.question_stems)]
+        lacking = [w for w in content if not _carried(w, held.stems)]
+        if not faults and not lacking:
+            return faults
+        index = self._stem_index()
+        votes: dict[str, int] = {}
+        for s in word_stems(tokens) - held.stems:
+            for clm in index.get(s, ()):
+                if clm not in held.ids:
+                    votes[clm] = votes.get(clm, 0) + 1
+        for clm, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
+            other = self._claim(clm)
+            if sum(_carried(w, other.stems) for w in content) * 2 < len(content):
+                continue  # a word or a figure of that claim is not a restatement of it
+            if not faults and not all(_carried(w, other.stems) for w in lacking):
+                continue
+            if not self.faults(sentence, held.merged(other)):
+                words = {w.casefold(): w for f in faults for w in f.words} or {w: w for w in lacking}
+                return [Fault("misattributed", tuple(sorted(words.values())), (clm,))]
+        return faults
+
+    def _stem_index(self) -> dict[str, set[str]]:
+        if self._index is None:
+            index: dict[str, set[str]] = {}
+            for clm in self.claims:
+                for s in self._claim(clm).stems:
+                    index.setdefault(s, set()).add(clm)
+            self._index = index
+        return self._index
+
+
+def _content_words(tokens: list[str], code: set[str]) -> list[str]:
+    """The words that carry what a sentence asserts: no stop word, no cue of another check, no number, no
+    code token (code is compared as code)."""
+    return [
+        t
+        for t in dict.fromkeys(tokens)
+        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
+        and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
+        and t not in NUMBER_WORDS and t not in code
+    ]  # fmt: skip
+
+
+def _carried(word: str, stems: set[str]) -> bool:
+    return any(v in stems for v in _forms(word))
+
+
+@lru_cache(maxsize=65536)
+def _forms(word: str) -> tuple[str, ...]:
+    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
+    writer/write); the documentation's other words for it (`terms`)."""
+    s = stem(word)
+    out = [s]
+    for suffix in ("li", "er", "or", "r"):
+        if s.endswith(suffix) and len(s) - len(suffix) >= 4:
+            base = s[: -len(suffix)]
+            out += [base, base + "e", stem(base)]
+    out += [stem(other) for other in terms.other_words([word])]
+    return tuple(dict.fromkeys(out))
+
+
+def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
+    """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
+    return any(f in held.words for w in words for f in _negative_forms(w) if len(f) > len(w))
+
+
+def _negative_forms(word: str) -> list[str]:
+    out = [p + word for p in NEGATIVE_PREFIXES]
+    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
+    return out
+
+
+def claim_texts(claim: dict[str, Any]) -> list[str]:
+    """A claim's text and every quote of its evidence: what a sentence citing it may restate."""
+    return [str(claim.get("text") or "")] + [
+        str(e.get("quote") or "") for e in claim.get("evidence") or [] if isinstance(e, dict)
+    ]

@@ -1,0 +1,153 @@
+"""The words the sentence-support check (`support`) reads, and how a text becomes its tokens and stems.
+
+Closed lists, each with why it is what it is: stop words (`terms`' and the framing words a writer adds),
+the words a negation passes over, negations and restrictions, the groups of absolutes, superlatives and
+guarantees, causal connectives (a claim's side read more leniently than a sentence's), number words, and
+the past forms Snowball's English stemmer leaves apart from their verb. `stem` is cached: a deliverable
+repeats its words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from research_engine import libraries, terms
+
+SCOPE_WORDS = 4  # the words a negation or "only" governs, up to a clause boundary
+
+EXTRA_STOP = """
+let lets letting make makes made making get gets got getting give gives gave given take takes took taken
+like also even just rather instead example e.g eg i.e ie etc note notes noted according documentation docs
+manual page explains explained describes described mention mentions mentioned thing things whereas whose
+yes its it's they're there's that's isn't aren't doesn't don't can't won't short simply put basically
+essentially namely specifically particular particularly generally summary instance addition additionally
+furthermore moreover mean means meaning able
+"""  # a writer's framing and discourse words: they say how, not what
+STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
+# Words a negation or "only" passes over to reach what it governs.
+SCOPE_SKIP_TEXT = """
+a an the be is are was were been being am do does did have has had can could will would shall should may
+might must it its this that these those they them their there to of for in on at by with from as any some
+ever yet also even actually really always still
+"""
+SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
+NEGATIONS = frozenset(
+    {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
+     "rather_than", "unable"}
+)  # fmt: skip
+ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
+MULTIWORD = (
+    (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
+    (re.compile(r"\bno longer\b"), "no_longer"),
+    (re.compile(r"\binstead of\b"), "instead_of"),
+    (re.compile(r"\bat most\b"), "at_most"),
+    (re.compile(r"\brather than\b"), "rather_than"),
+    (re.compile(r"\bcannot\b"), "can not"),
+    (re.compile(r"\bwon['’]t\b"), "will not"),
+    (re.compile(r"\bcan['’]t\b"), "can not"),
+    (re.compile(r"n['’]t\b"), " not"),
+)
+BOUNDARY_TEXT = "but however although though whereas while because so unless if when which who whom where"
+BOUNDARY_WORDS = frozenset(BOUNDARY_TEXT.split())
+TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\.(?=\s|$)")
+# Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
+# of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
+STRONG_GROUPS = (
+    "all every each everything everyone everybody entire entirely whole wholly completely fully totally",
+    "always invariably",
+    "never",
+    "must required requires mandatory",
+    "guarantee guarantees guaranteed guaranteeing ensure ensures ensured",
+    "certainly definitely undoubtedly",
+    "impossible",
+    "universally",
+    "forever",
+    "most", "least", "best", "worst", "fastest", "slowest", "safest", "simplest", "easiest", "quickest",
+    "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
+    "optimal", "perfect perfectly",
+)  # fmt: skip
+STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in group.split()}
+# The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
+STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
+                                             "ensures", "ensured"}  # fmt: skip
+CAUSAL_RE = re.compile(
+    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
+    r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
+)
+# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
+CLAIM_CAUSAL_RE = re.compile(
+    CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
+)  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+COUNTS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+)
+TENS = "- - - thirty forty fifty sixty seventy eighty ninety"
+NUMBER_WORDS = {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2} | {
+    w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3
+}  # "one" is a pronoun more often than a count: it is left out
+NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
+# Past forms the stemmer leaves apart from their verb.
+IRREGULAR = {
+    "wrote": "write", "written": "write", "ran": "run", "began": "begin", "begun": "begin", "built": "build",
+    "kept": "keep", "held": "hold", "found": "find", "sent": "send", "spent": "spend", "led": "lead",
+    "chose": "choose", "chosen": "choose", "broke": "break", "broken": "break", "known": "know",
+    "knew": "know", "shown": "show", "saw": "see", "seen": "see", "went": "go", "gone": "go", "lost": "lose",
+    "met": "meet", "paid": "pay", "read": "read", "stood": "stand", "told": "tell", "thought": "think",
+    "brought": "bring", "bought": "buy", "caught": "catch", "fell": "fall", "fallen": "fall", "felt": "feel",
+    "grew": "grow", "grown": "grow", "hid": "hide", "hidden": "hide", "left": "leave", "meant": "mean",
+    "rose": "rise", "risen": "rise", "ridden": "ride", "sold": "sell", "stuck": "stick", "struck": "strike",
+    "taught": "teach", "threw": "throw", "thrown": "throw", "understood": "understand", "woke": "wake",
+    "wore": "wear", "won": "win", "wound": "wind", "forbade": "forbid", "forbidden": "forbid",
+    "overrode": "override", "overridden": "override", "rewrote": "rewrite", "rewritten": "rewrite",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English.
+    Identifiers and numbers come back unchanged."""
+    if not word.isalpha():
+        return word
+    return str(_stemmer().stemWord(IRREGULAR.get(word, word)))
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    return libraries.snowballstemmer().stemmer("english")
+
+
+def normalise(text: str) -> str:
+    low = text.lower().replace("’", "'")
+    for pattern, replacement in MULTIWORD:
+        low = pattern.sub(replacement, low)
+    return low
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased words (identifiers and dotted names whole, possessives dropped) and clause punctuation."""
+    return list(_tokenized(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokenized(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
+    out = []
+    for token in TOKEN_RE.findall(normalise(text)):
+        token = token.removesuffix("'s").strip("'")
+        if token:
+            out.append(token)
+    return tuple(out)
+
+
+def word_stems(tokens: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for token in tokens:
+        if not token[0].isalnum():
+            continue
+        out.add(stem(token))
+        if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
+            out.update(stem(part) for part in re.split(r"[._]+", token) if part)
+    return out
