@@ -38,7 +38,9 @@ def named_commands(text: str, root) -> list[str]:
             words
             and words[0] in root.commands
             and (len(words) > 1 or not hasattr(root.commands[words[0]], "commands"))
-        ):  # a bare group name (`brief`, `ids`) is a module name in prose, not a command
+            and not any("/" in w for w in words[1:2])
+        ):  # a bare group name (`brief`, `ids`) is a module name in prose, not a command; nor is a shell
+            # line whose first word happens to be one (`source .venv/bin/activate`)
             out.append("research-engine " + " ".join(w for w in words if not w.startswith("<")))
     return out
 

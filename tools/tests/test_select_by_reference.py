@@ -90,7 +90,8 @@ def test_an_unknown_reference_is_bad_input_naming_the_recorded_ids(cli, run_with
     assert code == 2 and env["errors"][0]["code"] == "unknown-candidate"
     assert "Q-01#1..Q-01#3" in env["errors"][0]["message"]
     code, env = select_log(cli, run_with_search, tmp_path, [{"ref": "Q-1#1", "reason": "x"}])
-    assert code == 1 and env["errors"][0]["field"] == "0.ref"
+    # a malformed candidates file is bad input (docs/conventions.md: input errors are 2 everywhere)
+    assert code == 2 and env["errors"][0]["field"] == "0.ref"
 
 
 def test_the_full_form_stays_for_candidates_from_elsewhere(cli, run_with_search, tmp_path):
