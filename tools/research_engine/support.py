@@ -43,13 +43,10 @@ from research_engine.support_held import CALL_RE, Held, code_base, code_in, stat
 from research_engine.support_spans import same_cue
 from research_engine.support_words import (
     CAUSAL_RE,
-    CAUSAL_VERB_RE,
-    DETERMINERS,
     MULTIPLIERS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORDS,
-    OBJECT_PRONOUNS,
     ONLY,
     ORDER_WORDS,
     SHORT_STEM_PREFIXES,
@@ -312,27 +309,26 @@ class Judge:
         return None
 
     def _unheld_subject(self, plain: str, tokens: list[str], held: Held, code: set[str]) -> list[str]:
-        """The words of the sentence's subject its claims do not hold: the subject is what the sentence is
-        about, so the question lends it only a name it writes capitalised ("Flask creates ...")."""
-        positions = support_spans.subject(tokens)
-        if positions:  # "Call f() ...", "Set the ...": an imperative (or "Calling f()"): no subject to hold
-            first = positions[0]
-            after = tokens[first + 1] if first + 1 < len(tokens) else ""
-            bare = first == 0 or tokens[first - 1] not in DETERMINERS
-            if bare and (after in code or after in DETERMINERS or after in OBJECT_PRONOUNS):
-                positions = positions[1:]
+        """The words of the sentence's subject its claims do not hold. The subject is what the sentence is
+        about: the question lends it a name it writes capitalised ("Flask creates ..."), or a word beside
+        one the claims hold ("the work_mem setting"), never the whole of it."""
+        positions = support_spans.subject(tokens, code)
         names = {n.casefold() for n in prose.names(plain)}
-        out = []
+        unheld, questioned, anchored = [], [], False
         for j in positions:
             word = tokens[j]
             if word in code or word in names or word not in _content_words([word], set()):
+                anchored = anchored or word in held.words or word in held.code
                 continue
-            if not word.isalpha() or _held_word(word, held):
+            if _held_word(word, held):
+                anchored = True
+            elif word in self.question_names:
                 continue
-            if word in self.question_names:
-                continue
-            out.append(word)
-        return out
+            elif _carried(word, self.question_stems):
+                questioned.append(word)
+            else:
+                unheld.append(word)
+        return unheld + ([] if anchored else questioned)
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
@@ -403,11 +399,9 @@ class Judge:
         return Fault("overclaim", tuple(found)) if found else None
 
     def _link_held(self, low: str, causal: re.Match[str], held: Held) -> bool:
-        """A causal link the claims make in other words: "X causes Y" where a claim says "if X, Y"; or both
-        sides of the link stated by one cited claim, every content word of each (the claim's "It is
-        important to do X before Y" is the sentence's "do X so that Y")."""
-        if CAUSAL_VERB_RE.fullmatch(causal.group(0)) and held.conditional:
-            return True
+        """A causal link the claims make in other words: both sides of the link stated by one cited claim,
+        every content word of each (the claim's "It is important to do X before Y" is the sentence's "do X
+        so that Y"; its "if X, execution panics" the sentence's "X causes a panic")."""
         parts = (low[: causal.start()], low[causal.end() :])
         sides = [_content_words(tokenize(part), set()) for part in parts]
         if not all(sides):

@@ -15,7 +15,6 @@ from functools import lru_cache
 from research_engine import prose, support_spans
 from research_engine.support_words import (
     CLAIM_CAUSAL_RE,
-    CLAIM_CONDITION_RE,
     CODE_KIND_NOUNS,
     MULTIPLIER_RE,
     MULTIPLIERS,
@@ -48,7 +47,6 @@ class Held:
     affirmed_clauses: list[frozenset[str]]  # each clause's stems stated outside every negation
     strong: set[str]
     causal: bool
-    conditional: bool  # "if X, Y": the link a sentence's "X causes Y" states
     ordered: bool  # "first ... before ...": an order a sentence's "only afterwards" states
     numbers: list[prose.StatedNumber]
     figures: list[Figures]  # per text of two figures or more
@@ -77,7 +75,6 @@ class Held:
             affirmed_clauses=support_spans.clauses(tokens, covered),
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
-            conditional=bool(CLAIM_CONDITION_RE.search(normalise(plain))),
             ordered=any(t in ORDER_WORDS for t in tokens),
             numbers=stated_numbers(plain),
             figures=[f for f in (_figures(t) for t in texts) if f is not None],
@@ -98,7 +95,6 @@ class Held:
             affirmed_clauses=self.affirmed_clauses + other.affirmed_clauses,
             strong=self.strong | other.strong,
             causal=self.causal or other.causal,
-            conditional=self.conditional or other.conditional,
             ordered=self.ordered or other.ordered,
             numbers=self.numbers + other.numbers,
             figures=self.figures + other.figures,

@@ -25,7 +25,10 @@ from research_engine.support_words import (
     DETERMINERS,
     FRONTING_WORDS,
     NEGATIONS,
+    OBJECT_PRONOUNS,
     ONLY,
+    ORDER_WORDS,
+    PREPOSITIONS,
     SCOPE_SKIP,
     SCOPE_WORDS,
     STOP,
@@ -33,6 +36,7 @@ from research_engine.support_words import (
     stem,
 )
 
+VERB_FORM_RE = re.compile(r"(?:[^su]s|ed)$")
 CONTEXT_WORDS = 6  # the words either side of a position that say what it is about
 
 
@@ -86,11 +90,14 @@ def same_cue(mine: Cue, theirs: Cue) -> bool:
     return len(set(mine.clause) & set(theirs.clause)) >= 2
 
 
-def subject(tokens: list[str]) -> list[int]:
+def subject(tokens: list[str], code: frozenset[str] | set[str] = frozenset()) -> list[int]:
     """The positions of a sentence's subject words: after a fronted phrase (one opening with a preposition or
     a clause word, up to its comma), the run of open-class words up to an auxiliary, a clause word or
     punctuation; a word ending in -s or -ed after the first reads as the verb unless what follows can only
-    follow a noun. Empty for a sentence with a fronted phrase and no comma (an imperative, a question)."""
+    follow a noun (or, for -ed, a noun follows it). A gerund's subject runs through its object ("Receiving
+    from a closed channel"). None for an imperative ("Call f()", "Set the ..."), for a gerund of code
+    ("Calling f()": the code is the subject, `code` the sentence's code tokens) and for a sentence with a
+    fronted phrase and no comma."""
     start = 0
     while start + 1 < len(tokens) and tokens[start].endswith("ly") and tokens[start + 1] == ",":
         start += 2  # "Typically, ..."
@@ -99,14 +106,27 @@ def subject(tokens: list[str]) -> list[int]:
         if comma is None:
             return []
         start = comma + 1
+    determined = start < len(tokens) and tokens[start] in DETERMINERS
     while start < len(tokens) and tokens[start] in DETERMINERS:
         start += 1
+    if start >= len(tokens):
+        return []
+    after = tokens[start + 1] if start + 1 < len(tokens) else ""
+    gerund = not determined and tokens[start].endswith("ing")
+    if not determined and (
+        after in code or (not gerund and (after in DETERMINERS or after in OBJECT_PRONOUNS))
+    ):
+        return []
     out: list[int] = []
     for j in range(start, len(tokens)):
         token = tokens[j]
+        if gerund and out and (token in PREPOSITIONS or token in DETERMINERS):
+            continue
         if not token[0].isalnum() or token in VERB_STOPS or token in BOUNDARY_WORDS or token in STOP:
             break
-        if out and _reads_as_verb(token, tokens[j + 1] if j + 1 < len(tokens) else ""):
+        if token in NEGATIONS or (out and (token.endswith("ly") or token in ORDER_WORDS)):
+            break  # "X without Y", "X typically lives", "CMake first tries": the subject has ended
+        if out and _reads_as_verb(token, tokens[j + 1 : j + 3]):
             break
         out.append(j)
     return out
@@ -141,12 +161,17 @@ def together(tokens: list[str], stems: tuple[str, ...]) -> int:
     return best
 
 
-def _reads_as_verb(token: str, following: str) -> bool:
-    if not re.search(r"(?:[^su]s|ed)$", token) or token.endswith(("ous", "ics", "ss")):
+def _reads_as_verb(token: str, following: list[str]) -> bool:
+    """A word ending in -s or -ed read from the words after it (up to two)."""
+    if not VERB_FORM_RE.search(token) or token.endswith(("ous", "ics", "ss")):
         return False
-    noun_only = not following or not following[0].isalnum() or following in VERB_STOPS or following in {
-        "and", "or", "that", "which", "who"
-    }  # fmt: skip
+    nxt = following[0] if following else ""
+    if token.endswith("ed") and nxt[:1].isalpha() and nxt not in STOP:
+        return False  # "a nil deferred function value": a participle before its noun
+    if nxt in {"and", "or"}:  # "creates and destroys": verbs; "sends and closes count": nouns
+        return len(following) > 1 and bool(VERB_FORM_RE.search(following[1]))
+    noun_only = not nxt or not nxt[0].isalnum() or nxt in {"that", "which", "who"}
+    noun_only = noun_only or (nxt in VERB_STOPS and nxt not in DETERMINERS)  # "places no ...": a verb
     return not noun_only
 
 

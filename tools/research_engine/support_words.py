@@ -65,6 +65,9 @@ FRONTING_WORDS = frozenset(FRONTING_TEXT.split())
 DETERMINERS_TEXT = "a an the this that these those each every some any no its their his her our your my both"
 DETERMINERS = frozenset(DETERMINERS_TEXT.split())
 OBJECT_PRONOUNS = frozenset({"it", "them", "you", "us", "him", "her", "me"})
+PREPOSITIONS = frozenset(
+    ["to", "from", "on", "in", "into", "onto", "with", "of", "for", "at", "by", "over", "through"]
+)
 # Auxiliaries, modals and negations: the subject ends before one.
 VERB_STOPS_TEXT = """
 is are was were be been being am can could may might must shall should will would do does did has have had
@@ -98,21 +101,16 @@ STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required
                                              "ensures", "ensured", "maximum", "max", "maximal", "upper",
                                              "minimum", "min", "minimal"}  # fmt: skip
 # Causal links a sentence may state only where a cited claim makes one: connectives, and verbs of causing.
-CAUSAL_CONNECTIVES = (
+CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
-    r"|thanks to|which is why|that is why|thereby)\b|,\s*so\b"
+    r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
-CAUSAL_VERBS = r"\b(?:causes?|caused|causing|leads? to|led to|results? in|resulted in)\b"
-CAUSAL_RE = re.compile(CAUSAL_CONNECTIVES + "|" + CAUSAL_VERBS)
-CAUSAL_VERB_RE = re.compile(CAUSAL_VERBS)
 # A claim that says one thing lets or allows another, or what follows "in that case", makes the link a
 # sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby"
     r"|in (?:that|this|which) case|as a consequence)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
-# A claim's condition ("if X, Y"; "Y when X") is the link a sentence's "X causes Y" states in other words.
-CLAIM_CONDITION_RE = re.compile(r"\b(?:if|when|whenever|unless|once)\b")
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 SHORT_STEM_PREFIXES = ("un", "non")  # the prefixes that negate a word of three letters ("unset")
 # Words of order: an "only" that governs one ("only fall back afterwards") states an order, which a claim
