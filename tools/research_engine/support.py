@@ -338,8 +338,11 @@ class Judge:
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
             same = [c for c in held.cues if c.kind == cue.kind]
             if cue.kind == "only" and not same:
-                # an "only" of order ("only fall back afterwards") is the claims' "first ... before ..."
-                if not (held.ordered and any(w in ORDER_WORDS for w in cue.words + cue.clause)):
+                # an "only" of order ("only fall back afterwards") is the claims' "first ... before ..."; an
+                # "only X" of what the claims hold is their "X, not Y"
+                ordered = held.ordered and any(w in ORDER_WORDS for w in cue.words + cue.clause)
+                contrasted = held.contrasted and any(s in held.stems for s in cue.scope)
+                if not (ordered or contrasted):
                     faults.append(" ".join((cue.word, *cue.scope)))
             elif (
                 cue.scope

@@ -27,6 +27,7 @@ from research_engine.support_words import (
     word_stems,
 )
 
+CONTRAST_RE = re.compile(r"(?:,|\bbut|\band)\s+not\b|\brather_than\b|\binstead_of\b")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # "the built-in function close." / "the option foo,": a lower-case word right after a kind of code, ending
 # its clause, is that code's name.
@@ -48,6 +49,7 @@ class Held:
     strong: set[str]
     causal: bool
     ordered: bool  # "first ... before ...": an order a sentence's "only afterwards" states
+    contrasted: bool  # "X, not Y" / "X rather than Y": the exclusion a sentence's "only X" states
     numbers: list[prose.StatedNumber]
     figures: list[Figures]  # per text of two figures or more
     code: set[str]  # code tokens' bases (call arguments dropped), case folded
@@ -76,6 +78,7 @@ class Held:
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             ordered=any(t in ORDER_WORDS for t in tokens),
+            contrasted=bool(CONTRAST_RE.search(normalise(plain))),
             numbers=stated_numbers(plain),
             figures=[f for f in (_figures(t) for t in texts) if f is not None],
             code={code_base(t) for t in code_in(plain)},
@@ -96,6 +99,7 @@ class Held:
             strong=self.strong | other.strong,
             causal=self.causal or other.causal,
             ordered=self.ordered or other.ordered,
+            contrasted=self.contrasted or other.contrasted,
             numbers=self.numbers + other.numbers,
             figures=self.figures + other.figures,
             code=self.code | other.code,
