@@ -329,27 +329,52 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def sweep_share(built: list[tuple[Case, Any, dict[str, str]]], values: list[float]) -> dict[str, Any]:
-    """The dev set scored at each value of the content check's threshold (the share of a sentence's content
-    words that may be in neither its claims nor the question), tune and check halves side by side."""
-    from research_engine import support
+# The measured thresholds of the check, by the module that reads them: what --sweep may vary.
+SWEEPABLE = {
+    "MISSING_SHARE": "support",
+    "MIN_MISSING_ALLOWED": "support",
+    "RULE_B_MIN_WORDS": "support",
+    "FIGURE_MIN_WORDS": "support",
+    "SCOPE_WORDS": "support_spans",
+    "CLAUSE_WORDS": "support_spans",
+    "CONTEXT_WORDS": "support_spans",
+}
 
-    chosen = support.MISSING_SHARE
-    out: dict[str, Any] = {}
+
+def parse_sweep(spec: str) -> tuple[str, list[float]]:
+    """`NAME=v1,v2,...` (a bare list of values is MISSING_SHARE, as it always was)."""
+    name, _, values = spec.rpartition("=")
+    name = name or "MISSING_SHARE"
+    if name not in SWEEPABLE:
+        raise BenchError(f"--sweep: {name} is not a threshold of the check (one of {', '.join(SWEEPABLE)})")
+    try:
+        return name, [float(v) for v in values.split(",")]
+    except ValueError:
+        raise BenchError(f"--sweep: {values!r} is not a comma-separated list of numbers") from None
+
+
+def sweep(built: list[tuple[Case, Any, dict[str, str]]], name: str, values: list[float]) -> dict[str, Any]:
+    """The set scored at each value of one threshold of the check, tune and check halves side by side."""
+    import importlib
+
+    module = importlib.import_module(f"research_engine.{SWEEPABLE[name]}")
+    chosen = getattr(module, name)
+    out: dict[str, Any] = {"threshold": name, "chosen": chosen, "values": {}}
     try:
         for value in values:
-            support.MISSING_SHARE = value
+            setattr(module, name, type(chosen)(value))
             rows = [row for case, run, ids in built for row in check_case(case, run, ids)]
             summary = summarize(rows)
-            out[str(value)] = {half: summary[half] for half in ("tune", "check")}
+            out["values"][str(value)] = {half: summary[half] for half in ("tune", "check", "all")}
             line = ", ".join(
                 f"{half}: unfaithful {_pct(s['unfaithful_refused'], s['unfaithful'])} refused, "
                 f"faithful {_pct(s['faithful_passed'], s['faithful'])} passed"
-                for half, s in out[str(value)].items()
+                for half, s in out["values"][str(value)].items()
+                if s["unfaithful"] or s["faithful"]
             )
-            print(f"MISSING_SHARE {value}: {line}")
+            print(f"{name} {value:g}: {line}")
     finally:
-        support.MISSING_SHARE = chosen
+        setattr(module, name, chosen)
     return out
 
 
@@ -398,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sweep",
         default="",
-        help="comma-separated values of support.MISSING_SHARE to score side by side (how it was chosen)",
+        help="NAME=v1,v2,...: one threshold of the check (MISSING_SHARE, RULE_B_MIN_WORDS, CLAUSE_WORDS, "
+        "...) scored at each value side by side (how it was chosen); a bare list is MISSING_SHARE",
     )
     args = parser.parse_args(argv)
 
@@ -408,13 +434,14 @@ def main(argv: list[str] | None = None) -> int:
     refetch.CLIENT_OPTIONS = dict(FAST)  # the verifier's client, without politeness pauses on loopback
     try:
         corpora, cases = load_devset(args.devset)
+        swept_values = parse_sweep(args.sweep) if args.sweep else None
         if args.only:
             cases = [c for c in cases if c.id in set(args.only)]
         cache = args.cache_dir.expanduser()
         rows: list[dict[str, Any]] = []
         built: list[tuple[Case, Any, dict[str, str]]] = []
         scale = None
-        sweep: dict[str, Any] = {}
+        swept: dict[str, Any] = {}
         with tempfile.TemporaryDirectory(prefix="faithfulness-") as tmp:
             workdir = Path(tmp)
             material = scale_pages(cases) if args.scale_words and not args.sweep else None
@@ -430,8 +457,8 @@ def main(argv: list[str] | None = None) -> int:
                         scale = scale_timing(
                             served.url, material[1], material[2], workdir, args.scale_words, args.scale_claims
                         )
-            if args.sweep:
-                sweep = sweep_share(built, [float(v) for v in args.sweep.split(",")])
+            if swept_values is not None:
+                swept = sweep(built, *swept_values)
     except (BenchError, quality.BenchError) as exc:
         print(f"faithfulness: {exc}", file=sys.stderr)
         return 2
@@ -456,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
                 "label": args.label,
                 "summary": summary,
                 "scale": scale,
-                "sweep": sweep,
+                "sweep": swept,
                 "sentences": rows,
             },
             indent=1,
