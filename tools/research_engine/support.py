@@ -53,6 +53,7 @@ from research_engine.support_words import (
     STOP,
     STRENGTH_GROUP,
     STRONG_WORDS,
+    contrasts,
     normalise,
     stem,
     tokenize,
@@ -70,7 +71,8 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
-FIGURE_MIN_WORDS = 2  # a figure is the claim's for something else when two of the sentence's words say so
+FIGURE_MIN_WORDS = 2  # a figure is the claim's for something else when two of the sentence's names say so
+CONTRAST_MIN_SIMILARITY = 0.3  # a listed opposite is the claims' where the sentence puts its word
 
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
@@ -309,10 +311,10 @@ class Judge:
         return None
 
     def _unheld_subject(self, plain: str, tokens: list[str], held: Held, code: set[str]) -> list[str]:
-        """The words of the sentence's subject its claims do not hold. The subject is what the sentence is
-        about: the question lends it a name it writes capitalised ("Flask creates ..."), or a word beside
-        one the claims hold ("the work_mem setting"), never the whole of it."""
-        positions = support_spans.subject(tokens, code)
+        """The words of the sentence's subject (and of a passive's agent) its claims do not hold. The
+        subject is what the sentence is about: the question lends it a name it writes capitalised ("Flask
+        creates ..."), or a word beside one the claims hold ("the work_mem setting"), never the whole."""
+        positions = support_spans.subject(tokens, code) + support_spans.agent(tokens)
         names = {n.casefold() for n in prose.names(plain)}
         unheld, questioned, anchored = [], [], False
         for j in positions:
@@ -336,7 +338,10 @@ class Judge:
         sentence_stems = word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            same = [c for c in held.cues if c.kind == cue.kind]
+            if cue.kind == "unless":
+                continue  # a condition: what it governs is the content check's
+            kinds = {"neg", "unless"} if cue.kind == "neg" else {cue.kind}
+            same = [c for c in held.cues if c.kind in kinds]
             if cue.kind == "only" and not same:
                 # an "only" of order ("only fall back afterwards") is the claims' "first ... before ..."; an
                 # "only X" of what the claims hold is their "X, not Y"
@@ -360,36 +365,45 @@ class Judge:
                 c.kind == "neg" and same_cue(c, cue) for c in mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
-        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
+        for i, token in enumerate(tokens):  # a word whose opposite the claims state ("visible"/"invisible")
             if i in negated or not token.isalpha() or len(token) < 3 or token in STOP:
                 continue
-            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words and f not in STOP]
-            if flipped and self._nearer_negative(tokens, i, flipped[0], held):
-                faults.append(f"{token} (the claim: {flipped[0]})")
+            opposite = self._opposite(tokens, i, held, sentence_stems)
+            if opposite:
+                faults.append(f"{token} (the claim: {opposite})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     @staticmethod
-    def _nearer_negative(tokens: list[str], i: int, negative: str, held: Held) -> bool:
-        """The sentence's word is the claims' negative one: the claims never write the word itself, or the
-        sentence's words around it are those around the negative more than those around the word."""
-        plain_stem = stem(tokens[i])
-        if plain_stem not in held.stems:
-            return True
+    def _opposite(tokens: list[str], i: int, held: Held, sentence_stems: set[str]) -> str | None:
+        """The claims' opposite of the sentence's word at `i`, where the sentence puts it: its negative
+        ("invisible"), or its other half in `CONTRAST_TEXT` ("single"/"multiple"), that the claims state and
+        the sentence does not. A negative the claims hold, where they never write the word, contradicts it;
+        otherwise the sentence's words around it must be those around the opposite more than those around
+        the word (and, for a listed opposite of a word the claims never write, like them at all)."""
+        word, own = tokens[i], stem(tokens[i])
+        negatives = {f for f in _negative_forms(word) if f in held.affirmed_words and f not in STOP}
+        partners = {p for p in contrasts().get(own, ()) if p in held.affirmed and p not in sentence_stems}
+        if not negatives and not partners:
+            return None
+        if negatives and own not in held.stems:
+            return min(negatives)
         here = support_spans.context(tokens, i)
-        near_negative = max(
-            support_spans.similarity(here, support_spans.context(held.tokens, j))
+        near_opposite, opposite = max(
+            (support_spans.similarity(here, support_spans.context(held.tokens, j)), t)
             for j, t in enumerate(held.tokens)
-            if t == negative
+            if t in negatives or (t[0].isalpha() and stem(t) in partners)
         )
-        near_plain = max(
+        near_own = max(
             (
                 support_spans.similarity(here, support_spans.context(held.tokens, j))
                 for j, t in enumerate(held.tokens)
-                if t[0].isalpha() and stem(t) == plain_stem
+                if t[0].isalpha() and stem(t) == own
             ),
             default=0.0,
         )
-        return near_negative > near_plain
+        if near_opposite <= near_own or (own not in held.stems and near_opposite < CONTRAST_MIN_SIMILARITY):
+            return None
+        return opposite
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         found = [

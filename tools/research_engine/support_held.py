@@ -28,6 +28,8 @@ from research_engine.support_words import (
 )
 
 CONTRAST_RE = re.compile(r"(?:,|\bbut|\band)\s+not\b|\brather_than\b|\binstead_of\b")
+# A claim's "only" ("vectors can only store values of one type") is the sentence's "all ... must".
+RESTRICTION_STRENGTH = {STRENGTH_GROUP["all"], STRENGTH_GROUP["must"]}
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # "the built-in function close." / "the option foo,": a lower-case word right after a kind of code, ending
 # its clause, is that code's name.
@@ -75,7 +77,8 @@ class Held:
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
             affirmed_clauses=support_spans.clauses(tokens, covered),
-            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
+            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
+            | (RESTRICTION_STRENGTH if any(c.kind == "only" for c in cues) else set()),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             ordered=any(t in ORDER_WORDS for t in tokens),
             contrasted=bool(CONTRAST_RE.search(normalise(plain))),

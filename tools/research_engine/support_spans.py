@@ -24,6 +24,7 @@ from research_engine.support_words import (
     CLAUSE_WORDS,
     DETERMINERS,
     FRONTING_WORDS,
+    IRREGULAR,
     NEGATIONS,
     OBJECT_PRONOUNS,
     ONLY,
@@ -36,17 +37,21 @@ from research_engine.support_words import (
     stem,
 )
 
+BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
+PARTICLES = frozenset({"up", "down", "out", "off", "away", "back", "over"})
+PAST_PARTICIPLES = frozenset(IRREGULAR) - {"wrote", "ran", "began", "chose", "broke", "knew", "saw", "went"}
 VERB_FORM_RE = re.compile(r"(?:[^su]s|ed)$")
 CONTEXT_WORDS = 6  # the words either side of a position that say what it is about
 
 
 @dataclass(frozen=True)
 class Cue:
-    kind: str  # "neg" | "only"
+    kind: str  # "neg" | "only" | "unless" (a claim's "unless X" is a sentence's "if not X")
     word: str
     scope: tuple[str, ...]  # the stems it governs nearest, in order (up to SCOPE_WORDS)
     words: tuple[str, ...] = ()  # the same, as written
     clause: tuple[str, ...] = ()  # every stem it governs, to the end of its clause (up to CLAUSE_WORDS)
+    before: str | None = None  # the content stem just before it ("used only while": "only" moves about)
 
     @property
     def head(self) -> str | None:
@@ -58,8 +63,16 @@ def cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
     the nearest of those stems (what the text states only under a negation)."""
     out = []
     for i, token in enumerate(tokens):
-        kind = "neg" if token in NEGATIONS else "only" if token in ONLY else None
-        if kind is None:
+        kind = (
+            "neg"
+            if token in NEGATIONS
+            else "only"
+            if token in ONLY
+            else "unless"
+            if token == "unless"
+            else ""
+        )
+        if not kind:
             continue
         clause: list[str] = []
         words: list[str] = []
@@ -76,7 +89,11 @@ def cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
                 if covered is not None and kind == "neg":
                     covered.add(j)
         scope = tuple(clause[:SCOPE_WORDS])
-        out.append(Cue(kind, token.replace("_", " "), scope, tuple(words), tuple(clause)))
+        before = next(
+            (stem(t) for t in reversed(tokens[max(0, i - 3) : i]) if t[0].isalpha() and t not in SCOPE_SKIP),
+            None,
+        )
+        out.append(Cue(kind, token.replace("_", " "), scope, tuple(words), tuple(clause), before))
     return out
 
 
@@ -86,6 +103,11 @@ def same_cue(mine: Cue, theirs: Cue) -> bool:
     if mine.head is not None and mine.head in theirs.clause:
         return True
     if theirs.head is not None and theirs.head in mine.clause:
+        return True
+    moved = mine.before is not None and (
+        mine.before == theirs.before or mine.before in theirs.clause or theirs.before in mine.clause
+    )
+    if mine.kind == "only" and moved:  # "are used only while" / "are only used while"
         return True
     return len(set(mine.clause) & set(theirs.clause)) >= 2
 
@@ -129,6 +151,29 @@ def subject(tokens: list[str], code: frozenset[str] | set[str] = frozenset()) ->
         if out and _reads_as_verb(token, tokens[j + 1 : j + 3]):
             break
         out.append(j)
+    return out
+
+
+def agent(tokens: list[str]) -> list[int]:
+    """The positions of a passive's agent, the subject of what it states ("is cleaned up by the garbage
+    collector"): the words after a "by" that follows a participle (and its particle) after a form of "be"."""
+    out: list[int] = []
+    for k, token in enumerate(tokens):
+        if token != "by" or k < 2:
+            continue
+        j = k - 1
+        if tokens[j] in PARTICLES:
+            j -= 1
+        participle = tokens[j].endswith(("ed", "en")) or tokens[j] in PAST_PARTICIPLES
+        if not participle or not any(t in BE_FORMS for t in tokens[max(0, j - 3) : j]):
+            continue
+        for i in range(k + 1, len(tokens)):
+            word = tokens[i]
+            if word in DETERMINERS and not out:
+                continue
+            if not word[0].isalnum() or word in STOP or word in BOUNDARY_WORDS or word in VERB_STOPS:
+                break
+            out.append(i)
     return out
 
 

@@ -105,13 +105,24 @@ CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
-# A claim that says one thing lets or allows another, or what follows "in that case", makes the link a
-# sentence's "so" or "because" states.
+# A claim that says one thing lets or allows another, what follows "in that case", or "so common that ..."
+# makes the link a sentence's "so" or "because" states. A claim's "since" may be temporal: read leniently,
+# it only lets a sentence say "because".
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby"
-    r"|in (?:that|this|which) case|as a consequence)\b"
-)  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
+    r"|in (?:that|this|which) case|as a consequence)\b|\b(?:so|such)\b(?: \w+){1,4} that\b"
+)
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+# Opposites no prefix spells: general words of technical prose, each pair one line of "a/b". A sentence
+# that puts one where its claim has the other contradicts it (`support` compares where each stands).
+CONTRAST_TEXT = """
+same/different single/multiple send/receive sender/receiver transmitter/receiver push/pop succeed/fail
+success/failure successful/failed true/false increase/decrease larger/smaller higher/lower faster/slower
+minimum/maximum explicit/implicit explicitly/implicitly synchronous/asynchronous synchronously/asynchronously
+static/dynamic public/private allow/prevent allow/forbid include/exclude accept/reject first/last
+start/stop open/close read/write input/output client/server before/after early/late speed/slow
+"""
+
 SHORT_STEM_PREFIXES = ("un", "non")  # the prefixes that negate a word of three letters ("unset")
 # Words of order: an "only" that governs one ("only fall back afterwards") states an order, which a claim
 # states with any of them ("first ... before ...").
@@ -199,3 +210,14 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
     return out
+
+
+@lru_cache(maxsize=1)
+def contrasts() -> dict[str, frozenset[str]]:
+    """`CONTRAST_TEXT` as stems, both ways: "multipl" -> {"singl"}."""
+    out: dict[str, set[str]] = {}
+    for pair in CONTRAST_TEXT.split():
+        a, b = (stem(w) for w in pair.split("/"))
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}
