@@ -263,8 +263,7 @@ class Judge:
             and not prose.holds(n, self.question_plain)
             and not any(n.casefold() in code_base(t) for t in missing)
         ]
-        for m in support_held.SLOT_RE.finditer(plain.casefold()):  # "the function delete" for "... close"
-            kind, name = m.groups()
+        for kind, name in support_held.code_slots(plain.casefold()):  # "the function delete" for "close"
             if held.slots.get(kind) and name not in held.slots[kind] and name not in held.words:
                 missing.append(name)
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
@@ -472,7 +471,7 @@ def _content_words(tokens: list[str], code: set[str]) -> list[str]:
     return [
         t
         for t in dict.fromkeys(tokens)
-        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
+        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 1
         and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
         and t not in NUMBER_WORDS and t not in MULTIPLIERS and t not in code
     ]  # fmt: skip

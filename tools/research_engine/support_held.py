@@ -34,6 +34,21 @@ CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # "the built-in function close." / "the option foo,": a lower-case word right after a kind of code, ending
 # its clause, is that code's name.
 SLOT_RE = re.compile(r"\b(" + "|".join(CODE_KIND_NOUNS) + r")\s+([a-z_][a-z0-9_]*)(?=\s*(?:[.,;:()\[]|$))")
+# "the fpath variable", "the ‘double’ type": the name before its kind.
+SLOT_NAME = r"[‘'\"`]?[a-z_][a-z0-9_]*[’'\"`]?"
+SLOT_BEFORE_RE = re.compile(
+    rf"\b(?:the|a|an)\s+({SLOT_NAME}(?:(?:\s*,\s*|\s+or\s+|\s+and\s+){SLOT_NAME})*)\s+"
+    r"(" + "|".join(CODE_KIND_NOUNS) + r")s?\b"
+)  # "the fpath variable", "the ‘double’ type", "the fg or wait builtins": names before their kind
+
+
+def code_slots(text: str) -> list[tuple[str, str]]:
+    """(kind, name) for each code a text names in words, either way round; `text` case folded."""
+    out = [(m.group(1), m.group(2)) for m in SLOT_RE.finditer(text)]
+    for m in SLOT_BEFORE_RE.finditer(text):
+        names = re.split(r"\s*,\s*|\s+or\s+|\s+and\s+", m.group(1))
+        out += [(m.group(2), n.strip("‘’'\"`")) for n in names if n.strip("‘’'\"`")]
+    return out
 
 
 @dataclass
@@ -66,8 +81,8 @@ class Held:
         covered: set[int] = set()
         cues = list(dict.fromkeys(support_spans.cues(tokens, covered)))
         slots: dict[str, set[str]] = {}
-        for m in SLOT_RE.finditer(plain.casefold()):
-            slots.setdefault(m.group(1), set()).add(m.group(2))
+        for kind, name in code_slots(plain.casefold()):
+            slots.setdefault(kind, set()).add(name)
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),

@@ -151,6 +151,8 @@ def subject(tokens: list[str], code: frozenset[str] | set[str] = frozenset()) ->
         if out and _reads_as_verb(token, tokens[j + 1 : j + 3]):
             break
         out.append(j)
+    if out and out[-1] + 1 < len(tokens) and tokens[out[-1] + 1] in DETERMINERS and not gerund:
+        return []  # "The first time a function runs, ...": a phrase before the clause, not its subject
     return out
 
 
@@ -215,7 +217,9 @@ def _reads_as_verb(token: str, following: list[str]) -> bool:
         return False  # "a nil deferred function value": a participle before its noun
     if nxt in {"and", "or"}:  # "creates and destroys": verbs; "sends and closes count": nouns
         return len(following) > 1 and bool(VERB_FORM_RE.search(following[1]))
-    noun_only = not nxt or not nxt[0].isalnum() or nxt in {"that", "which", "who"}
+    if nxt in {";", ".", ":", "!", "?"} or not nxt:
+        return True  # "an error results;": a subject does not end a clause
+    noun_only = not nxt[0].isalnum() or nxt in {"which", "who"}
     noun_only = noun_only or (nxt in VERB_STOPS and nxt not in DETERMINERS)  # "places no ...": a verb
     return not noun_only
 

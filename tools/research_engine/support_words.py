@@ -33,13 +33,14 @@ SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
 ever yet also even actually really always still
-"""
+perform performs performed make makes made take takes took give gives gave get gets got
+"""  # the light verbs too: "does not perform any redirection" negates "redirection"
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
      "rather_than", "unable"}
 )  # fmt: skip
-ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
+ONLY = frozenset({"only", "solely", "exclusively", "sole", "merely", "at_most"})
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\b(non|un)-(?=[a-z]{3})"), r"\1"),  # "non-obvious" is the one word "nonobvious"
@@ -132,7 +133,7 @@ ORDER_WORDS = frozenset(ORDER_TEXT.split())
 CODE_KIND_NOUNS = (
     "function", "method", "command", "keyword", "option", "flag", "variable", "parameter", "property",
     "attribute", "field", "setting", "module", "package", "class", "type", "event", "signal", "directive",
-    "operator", "macro", "hook", "argument", "constant",
+    "operator", "macro", "hook", "argument", "constant", "builtin",
 )  # fmt: skip
 COUNTS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
