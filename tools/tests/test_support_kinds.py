@@ -271,3 +271,67 @@ def test_a_possessive_names_the_name():
     }
     (judged,) = support.Judge(claims, "").block("The approach is Boehm and Adve's [CLM-01].", 1)
     assert judged.ok, judged.message()
+
+
+# Claims from Debian's rust-doc (the Rust book) and zsh-doc; the sentences are written for these tests.
+MORE_CLAIMS = {
+    "CLM-31": (
+        "When a variable that includes data on the heap goes out of scope, the value will be cleaned up by "
+        "drop unless ownership of the data has been moved to another variable."
+    ),
+    "CLM-32": "Vectors can only store values that are the same type.",
+    "CLM-33": "We create a new channel using the mpsc::channel function; mpsc stands for multiple producer, "
+    "single consumer.",
+    "CLM-34": "Adding data is called pushing onto the stack, and removing data is called popping off the "
+    "stack.",
+    "CLM-35": "When the function is first executed, the shell searches for its definition using the elements "
+    "of the fpath variable.",
+    "CLM-36": "Note that this mechanism merely allocates or closes a file descriptor; it does not perform "
+    "any redirections from or to it.",
+}
+
+
+def judge_more(sentence: str) -> support.Sentence:
+    claims = {c: {"id": c, "text": t, "evidence": [{"quote": t}]} for c, t in MORE_CLAIMS.items()}
+    question = "How do Rust and zsh manage memory, channels and functions?"
+    (judged,) = support.Judge(claims, question, [question]).block(sentence, 1)
+    return judged
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "When a variable owning heap data leaves scope, drop cleans up the value, provided the data has not "
+        "been moved to another variable [CLM-31].",
+        "All the values a vector stores must be of the same type [CLM-32].",
+        "Removing data from the stack is called popping, and adding data is called pushing [CLM-34].",
+        "The first time a function is executed, the shell looks for its definition in the elements of the "
+        "fpath variable [CLM-35].",
+        "This mechanism only allocates or closes a file descriptor [CLM-36].",
+    ],
+)
+def test_a_restatement_in_other_words_for_a_condition_a_restriction_or_an_order_passes(sentence):
+    judged = judge_more(sentence)
+    assert judged.ok, judged.message()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "words"),
+    [
+        # a passive's agent is what the sentence is about
+        ("A heap value is cleaned up by the garbage collector when its variable goes out of scope [CLM-31].",
+         "unsupported", {"garbage", "collector"}),
+        # opposites no prefix spells, where the claim has the other
+        ("Vectors can store values of different types [CLM-32].", "contradiction", {"different"}),
+        ("mpsc stands for multiple producer, multiple consumer [CLM-33].", "contradiction", {"multiple"}),
+        ("Adding data is called popping onto the stack [CLM-34].", "contradiction", {"popping"}),
+        # code named before its kind
+        ("When the function is first executed, the shell searches the elements of the path variable "
+         "[CLM-35].", "name", {"path"}),
+    ],
+)  # fmt: skip
+def test_a_substitution_the_claim_names_otherwise_is_refused(sentence, kind, words):
+    judged = judge_more(sentence)
+    assert judged.kind == kind, judged.message()
+    said = " ".join(w for f in judged.faults for w in f.words)
+    assert all(w in said for w in words), judged.message()
