@@ -19,8 +19,9 @@ It reports, per half of the dev set (`tune`: the documentation thresholds were c
 documentation they were not) and per kind: unfaithful sentences refused, faithful ones passed; the
 `beyond_lexical` sentences apart; the seconds per check (median and 95th percentile); and the seconds to
 check one long deliverable (--scale-words words citing --scale-claims claims, default 5,000 and 100, built
-from verbatim sentences of the Django pages). Writes a JSON result (default
-`bench/results/faithfulness-<UTC stamp>[-label].json`). Nothing but apt-get touches the network.
+from verbatim sentences of the pages the claims of the set's first corpus are on; --scale-words 0 skips it).
+Writes a JSON result (default `bench/results/faithfulness-<UTC stamp>[-label].json`). Nothing but apt-get
+touches the network.
 
 The Python 3.11 documentation (python3.11-doc), git-doc and bash-doc are reserved for independent
 evaluation: never add them here.
@@ -52,6 +53,7 @@ RESULTS_DIR = ROOT / "bench" / "results"
 RESERVED_PACKAGES = {"python3.11-doc", "git-doc", "bash-doc"}
 KINDS = ("unsupported", "contradiction", "overclaim", "misattributed", "number", "name")
 CLAIM_ID_RE = re.compile(r"\bCLM-[0-9]{2,}\b")
+MIN_SCALE_CLAIMS = 10  # fewer and the long deliverable is one claim's sentences over and over
 FAST = {"per_host_interval": 0.0, "max_retries": 0, "timeout": 10.0, "deadline": 20.0}
 
 
@@ -215,15 +217,28 @@ def check_case(case: Case, run: Any, ids: dict[str, str]) -> list[dict[str, Any]
 # ---------------------------------------------------------------------------- scale
 
 
-def scale_timing(base_url: str, pages: list[str], workdir: Path, words: int, n_claims: int) -> dict[str, Any]:
+def scale_pages(cases: list[Case]) -> tuple[str, str, list[str]] | None:
+    """The long deliverable's material: the set's first corpus, the objective of its first case, and the
+    pages its claims are on (in the order the set names them)."""
+    if not cases:
+        return None
+    corpus = cases[0].corpus
+    mine = [c for c in cases if c.corpus == corpus]
+    pages = [str(claim["page"]) for case in mine for claim in case.claims]
+    return corpus, mine[0].objective, list(dict.fromkeys(pages))
+
+
+def scale_timing(
+    base_url: str, objective: str, pages: list[str], workdir: Path, words: int, n_claims: int
+) -> dict[str, Any]:
     """Seconds to check one deliverable of about `words` words citing `n_claims` claims, each a sentence of
     the pages, every other one with a word of the writer's (the worst case for the check is many sentences,
     each against its claims, and for half of them a search for another claim that holds them)."""
     from research_engine import claims, decompose, report, retrieve
     from research_engine.engine.extractive import is_claim_sentence, sentences
 
-    run = _new_run(workdir, "How do Django's database features work?")
-    sq = decompose.add(run, "How do Django's database features work?", "factual")
+    run = _new_run(workdir, objective)
+    sq = decompose.add(run, objective, "factual")
     chosen: list[tuple[str, str]] = []
     for page in pages:
         ref = _fetch(run, sq, f"{base_url}/{page}")
@@ -251,7 +266,13 @@ def scale_timing(base_url: str, pages: list[str], workdir: Path, words: int, n_c
         lines.append(f"{'Notably, ' if i % 2 else ''}{text} [{clm}]")
         count += len(text.split())
         i += 1
-    paragraphs = ["# How do Django's database features work?", ""]
+    if len(ids) < MIN_SCALE_CLAIMS:
+        raise BenchError(
+            f"the long-deliverable timing found {len(ids)} quotable sentences on the pages of the first "
+            f"corpus's claims ({', '.join(pages)}); it needs {MIN_SCALE_CLAIMS}: pass --scale-words 0 to "
+            "skip it"
+        )
+    paragraphs = [f"# {objective}", ""]
     for n in range(0, len(lines), 4):
         paragraphs += [" ".join(lines[n : n + 4]), ""]
     deliverable = "\n".join(paragraphs)
@@ -308,27 +329,53 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def sweep_share(built: list[tuple[Case, Any, dict[str, str]]], values: list[float]) -> dict[str, Any]:
-    """The dev set scored at each value of the content check's threshold (the share of a sentence's content
-    words that may be in neither its claims nor the question), tune and check halves side by side."""
-    from research_engine import support
+# The measured thresholds of the check, by the module that reads them: what --sweep may vary.
+SWEEPABLE = {
+    "MISSING_SHARE": "support",
+    "MIN_MISSING_ALLOWED": "support",
+    "RULE_B_MIN_WORDS": "support",
+    "FIGURE_MIN_WORDS": "support",
+    "CONTRAST_MIN_SIMILARITY": "support",
+    "SCOPE_WORDS": "support_spans",
+    "CLAUSE_WORDS": "support_spans",
+    "CONTEXT_WORDS": "support_spans",
+}
 
-    chosen = support.MISSING_SHARE
-    out: dict[str, Any] = {}
+
+def parse_sweep(spec: str) -> tuple[str, list[float]]:
+    """`NAME=v1,v2,...` (a bare list of values is MISSING_SHARE, as it always was)."""
+    name, _, values = spec.rpartition("=")
+    name = name or "MISSING_SHARE"
+    if name not in SWEEPABLE:
+        raise BenchError(f"--sweep: {name} is not a threshold of the check (one of {', '.join(SWEEPABLE)})")
+    try:
+        return name, [float(v) for v in values.split(",")]
+    except ValueError:
+        raise BenchError(f"--sweep: {values!r} is not a comma-separated list of numbers") from None
+
+
+def sweep(built: list[tuple[Case, Any, dict[str, str]]], name: str, values: list[float]) -> dict[str, Any]:
+    """The set scored at each value of one threshold of the check, tune and check halves side by side."""
+    import importlib
+
+    module = importlib.import_module(f"research_engine.{SWEEPABLE[name]}")
+    chosen = getattr(module, name)
+    out: dict[str, Any] = {"threshold": name, "chosen": chosen, "values": {}}
     try:
         for value in values:
-            support.MISSING_SHARE = value
+            setattr(module, name, type(chosen)(value))
             rows = [row for case, run, ids in built for row in check_case(case, run, ids)]
             summary = summarize(rows)
-            out[str(value)] = {half: summary[half] for half in ("tune", "check")}
+            out["values"][str(value)] = {half: summary[half] for half in ("tune", "check", "all")}
             line = ", ".join(
                 f"{half}: unfaithful {_pct(s['unfaithful_refused'], s['unfaithful'])} refused, "
                 f"faithful {_pct(s['faithful_passed'], s['faithful'])} passed"
-                for half, s in out[str(value)].items()
+                for half, s in out["values"][str(value)].items()
+                if s["unfaithful"] or s["faithful"]
             )
-            print(f"MISSING_SHARE {value}: {line}")
+            print(f"{name} {value:g}: {line}")
     finally:
-        support.MISSING_SHARE = chosen
+        setattr(module, name, chosen)
     return out
 
 
@@ -377,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sweep",
         default="",
-        help="comma-separated values of support.MISSING_SHARE to score side by side (how it was chosen)",
+        help="NAME=v1,v2,...: one threshold of the check (MISSING_SHARE, RULE_B_MIN_WORDS, CLAUSE_WORDS, "
+        "...) scored at each value side by side (how it was chosen); a bare list is MISSING_SHARE",
     )
     args = parser.parse_args(argv)
 
@@ -387,16 +435,18 @@ def main(argv: list[str] | None = None) -> int:
     refetch.CLIENT_OPTIONS = dict(FAST)  # the verifier's client, without politeness pauses on loopback
     try:
         corpora, cases = load_devset(args.devset)
+        swept_values = parse_sweep(args.sweep) if args.sweep else None
         if args.only:
             cases = [c for c in cases if c.id in set(args.only)]
         cache = args.cache_dir.expanduser()
         rows: list[dict[str, Any]] = []
         built: list[tuple[Case, Any, dict[str, str]]] = []
         scale = None
-        sweep: dict[str, Any] = {}
+        swept: dict[str, Any] = {}
         with tempfile.TemporaryDirectory(prefix="faithfulness-") as tmp:
             workdir = Path(tmp)
-            for name in sorted({c.corpus for c in cases} | ({"django"} if args.scale_words else set())):
+            material = scale_pages(cases) if args.scale_words and not args.sweep else None
+            for name in sorted({c.corpus for c in cases}):
                 root, _version = quality.ensure_corpus(corpora[name], cache)
                 mine = [c for c in cases if c.corpus == name]
                 with CorpusServer(root) as served:
@@ -404,12 +454,12 @@ def main(argv: list[str] | None = None) -> int:
                         run, ids = build_case_run(case, served.url, workdir)
                         built.append((case, run, ids))
                         rows += check_case(case, run, ids)
-                    if name == "django" and args.scale_words and not args.sweep:
+                    if material is not None and name == material[0]:
                         scale = scale_timing(
-                            served.url, SCALE_PAGES, workdir, args.scale_words, args.scale_claims
+                            served.url, material[1], material[2], workdir, args.scale_words, args.scale_claims
                         )
-            if args.sweep:
-                sweep = sweep_share(built, [float(v) for v in args.sweep.split(",")])
+            if swept_values is not None:
+                swept = sweep(built, *swept_values)
     except (BenchError, quality.BenchError) as exc:
         print(f"faithfulness: {exc}", file=sys.stderr)
         return 2
@@ -434,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                 "label": args.label,
                 "summary": summary,
                 "scale": scale,
-                "sweep": sweep,
+                "sweep": swept,
                 "sentences": rows,
             },
             indent=1,
@@ -445,15 +495,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"\nwrote {out}")
     return 0
-
-
-# Pages of the Django documentation the long deliverable's claims come from (databases and models).
-SCALE_PAGES = [
-    "ref/databases.html",
-    "topics/db/queries.html",
-    "topics/db/models.html",
-    "ref/models/querysets.html",
-]
 
 
 if __name__ == "__main__":
