@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half", choices=HALVES, default="all", help="which half of the corpus to score")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes; each page keeps its fastest")
     parser.add_argument("--n-bootstrap", type=int, default=200)
-    parser.add_argument("--libraries", nargs="*", default=list(LIBRARIES), help="shared adapters to run beside")
+    parser.add_argument("--libraries", nargs="*", default=list(LIBRARIES), help="shared adapters beside it")
     parser.add_argument("--code", type=Path, help="import research_engine from this folder (default: tools/)")
     parser.add_argument("--ids", type=Path, help="score only these page ids (one a line); overrides --half")
     parser.add_argument("--json", type=Path, help="write per-page results here")
