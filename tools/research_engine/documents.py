@@ -86,18 +86,22 @@ def number_passages(chunks: Iterable[Chunk | tuple[str, str]]) -> list[Passage]:
     return with_heading_paths(out)
 
 
+_BELOW_ALL = 7  # deeper than HTML's six heading levels
+
+
 def with_heading_paths(passages: Sequence[Passage]) -> list[Passage]:
     """The passages with `heading_path` set from their headings' levels, in document order.
 
     A heading closes every open heading at its level or deeper. A heading of unknown level (0) stands
-    beside the heading before it (level 1 when it is the first), so a text whose levels are unknown (a
-    trace written before levels were recorded) gives each passage its nearest heading.
+    beside the heading before it, or below every known level when none is open (the first heading of a
+    reader that does not know levels must not become every later heading's parent); so a text whose levels
+    are unknown (a trace written before levels were recorded) gives each passage its nearest heading.
     """
     open_headings: list[tuple[int, str]] = []
     out = []
     for p in passages:
         if p.kind == "heading":
-            level = p.level or (open_headings[-1][0] if open_headings else 1)
+            level = p.level or (open_headings[-1][0] if open_headings else _BELOW_ALL)
             while open_headings and open_headings[-1][0] >= level:
                 open_headings.pop()
             path = tuple(text for _, text in open_headings)

@@ -83,7 +83,7 @@ def html_blocks(root: Any) -> list[Block]:
     def walk(el: Any, container: Any) -> None:
         nonlocal linked, figure
         tag = el.tag
-        if not isinstance(tag, str) or tag in _SKIP or el.get("aria-hidden") == "true":
+        if not isinstance(tag, str) or tag in _SKIP or el.get("aria-hidden") == "true" or _is_mark(el, tag):
             if el.tail:
                 run.append(el.tail)
             return
@@ -160,14 +160,21 @@ def _word_count(el: Any) -> int:
     return len(WORD_RE.findall(" ".join(el.itertext())))
 
 
-def flat_text(el: Any, leave_out: list[Any] | tuple[Any, ...] = ()) -> str:
+def _is_mark(el: Any, tag: str) -> bool:
+    """A permalink mark: a link to a place on the page whose text is no word ("¶", "#", "§")."""
+    if tag != "a" or not (el.get("href") or "").startswith("#"):
+        return False
+    return not WORD_RE.search("".join(el.itertext()))
+
+
+def flat_text(el: Any) -> str:
     """The text of `el` as one line: inline markup joins its words as written, a line break or a block
-    inside keeps them apart; scripts, hidden decoration and the elements of `leave_out` are skipped."""
+    inside keeps them apart; scripts, hidden decoration and permalink marks are skipped."""
     parts: list[str] = []
 
     def collect(node: Any) -> None:
         tag = node.tag.lower() if isinstance(node.tag, str) else ""
-        if tag and tag not in _SKIP and node.get("aria-hidden") != "true" and node not in leave_out:
+        if tag and tag not in _SKIP and node.get("aria-hidden") != "true" and not _is_mark(node, tag):
             apart = tag == "br" or tag in _BLOCKS
             if apart:
                 parts.append(" ")

@@ -59,24 +59,40 @@ def entries(blocks: list[Block], title: str | None = None) -> list[Chunk]:
     `<dt>--some-option=<value></dt><dd><p>Create a new ... which ...</p>` is one unit of a reference page:
     the description never names what it describes, so apart neither answers a question. Several terms over
     one description (`-h, -?, -help`) are one entry. The paragraph is the first block of the description
-    that stays (a dropped "New in 3.2." note before it does not part them); a term whose description goes
-    on with something else first (a code block, a list) stays a paragraph of its own, before it.
+    that stays (a dropped note before it does not part them); when it is a few words only ("New in version
+    3.21.", "Ignored since 3.0."), the paragraph after it in the same description joins it, so the entry
+    says what the term does. A term whose description goes on with something else first (a code block, a
+    list) stays a paragraph of its own, before it.
     """
+    blocks = box_titles_as_labels(blocks, title)
     out: list[Chunk] = []
     terms: list[Block] = []
-    for b in box_titles_as_labels(blocks, title):
+    i = 0
+    while i < len(blocks):
+        b = blocks[i]
+        i += 1
         if b.kind == "term":
             terms.append(b)
             continue
-        if terms and b.kind == "paragraph" and b.definition and b.definition == terms[-1].definition:
+        if terms and _describes(b, terms[-1]):
             term = " ".join(t.text for t in terms)
-            out.append(Chunk("entry", f"{term} {b.text}", term=term))
+            text = b.text
+            if len(text.split()) < _ENTRY_NOTE_WORDS and i < len(blocks) and _describes(blocks[i], terms[-1]):
+                text, i = f"{text} {blocks[i].text}", i + 1
+            out.append(Chunk("entry", f"{term} {text}", term=term))
         else:
             out.extend(Chunk("paragraph", t.text) for t in terms)
             out.append(Chunk(b.kind, b.text, b.level))
         terms = []
     out.extend(Chunk("paragraph", t.text) for t in terms)
     return out
+
+
+_ENTRY_NOTE_WORDS = 6  # a description's first paragraph this short is a note before what the term does
+
+
+def _describes(b: Block, term: Block) -> bool:
+    return b.kind == "paragraph" and bool(b.definition) and b.definition == term.definition
 
 
 def _prepared(tree: Any) -> Any:

@@ -8,7 +8,8 @@ trafilatura's passages and puts a dropped block back when
 
 - an element holding it has a sibling of the same tag and class whose text trafilatura mostly kept (a
   twin: another section, entry or item of the same list), or
-- it is an item of a list a kept sentence announces ("...:"), or
+- it is an item of a list a kept sentence announces ("...:"), or an example (a `<pre>`) right after a
+  block that stays (the sentence introducing it), or
 - it is a heading over text that stays (last first, so a section's heading over its first subsection's),
   or a definition's term whose description stays,
 
@@ -19,7 +20,7 @@ headers, footers and sidebars lie outside the kept span. A heading that repeats 
 comes back (the title is metadata), nor one heading nothing that stays. Each block goes back where its
 words stand in the page, between the kept passages around it.
 
-Then each kept passage that is a block of the page takes the block's structure: a heading's level, a
+Then each kept passage that is a block of the page takes the block's structure and text: a heading's level, a
 preformatted block's kind (trafilatura reads a `<pre>` that does not look like code as a quotation), a
 definition's term, the description a block belongs to. Pure.
 """
@@ -65,18 +66,24 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     within = _restored_elements(blocks, hits)
     title_key = words(title or "")
     back = [False] * len(blocks)
+    open_ = [False] * len(blocks)  # dropped, in the kept span, and neither a figure's nor mostly links
     for i in range(last, first - 1, -1):  # last first: a heading over a heading or term put back
         b = blocks[i]
         if hits[i] or at_page[i] < 0 or b.figure or b.link_share > _GAP_LINK_SHARE_MAX:
             continue
         if keys[i] in whole if short[i] else any(keys[i] in k for k in kept_keys):
             continue  # kept already, alone or (for prose) inside a longer passage
+        open_[i] = True
         if b.kind == "heading":
             back[i] = keys[i] != title_key and _heads_what_stays(i, blocks, hits, back)
         elif b.kind == "term":
             back[i] = _describes_kept(i, blocks, hits, back)
         else:
             back[i] = _inside(b.element, within)
+    for i in range(first + 1, last + 1):
+        # An example comes back after the sentence introducing it ("... like this:", "For example:").
+        if open_[i] and blocks[i].kind == "code" and blocks[i - 1].kind != "heading":
+            back[i] = back[i] or hits[i - 1] or back[i - 1]
     kept_at = _kept_places(kept_keys, said)
     out = _merge(kept, kept_keys, kept_at, [(at_page[i], blocks[i]) for i in range(len(blocks)) if back[i]])
     return _with_structure(out, kept, kept_at, blocks, at_page)
@@ -146,7 +153,8 @@ def _merge(
 def _with_structure(
     out: list[Block], kept: list[Block], kept_at: list[int], blocks: list[Block], at_page: list[int]
 ) -> list[Block]:
-    """Kept passages that are blocks of the page, word for word and in place, take the block's structure."""
+    """Kept passages that are blocks of the page, word for word and in place, take the block's structure and
+    its text as the page writes it (trafilatura loses line breaks in code and spaces out inline markup)."""
     where = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
     twin_of = {id(c): where.get((at, c.key)) for c, at in zip(kept, kept_at, strict=True)}
     done = []
@@ -157,7 +165,9 @@ def _with_structure(
             continue
         kind = b.kind if b.kind in ("heading", "term", "code") else c.kind
         level = b.level or c.level
-        done.append(replace(c, kind=kind, element=b.element, level=level, definition=b.definition))
+        done.append(
+            replace(c, text=b.text, kind=kind, element=b.element, level=level, definition=b.definition)
+        )
     return done
 
 
