@@ -72,6 +72,9 @@ def entries(blocks: list[Block], title: str | None = None) -> list[Chunk]:
         b = blocks[i]
         i += 1
         if b.kind == "term":
+            if terms and terms[-1].definition != b.definition:  # terms whose description went
+                out.extend(Chunk("paragraph", t.text) for t in terms)
+                terms = []
             terms.append(b)
             continue
         if terms and _describes(b, terms[-1]):
@@ -183,14 +186,17 @@ def _trafilatura_blocks(body: Any) -> list[Block]:
     its text spans lines or it stands alone between blocks; otherwise it is text of the passage around it,
     and a run of inline elements and their tails between two blocks is one passage ("shared_buffers
     (integer)", not three fragments). A definition list's items (`rend="dt-N"`, `"dd-N"`) become a term and
-    the blocks of its description, the first marked.
+    the blocks of its description; a list item holding blocks is read block by block, the first the item.
     """
     blocks: list[Block] = []
     definition = [0]  # trafilatura's descriptions are numbered -1, -2, ...: apart from the page's own
+    opens_item = [False]  # the next paragraph opens a list item
 
     def add(kind: str, text: str, level: int = 0, number: int = 0) -> None:
         if text:
+            kind = "list-item" if opens_item[0] and kind == "paragraph" else kind
             blocks.append(Block(kind, text, level=level, definition=number or definition[0]))
+            opens_item[0] = False
 
     def walk(el: Any) -> None:
         tag = el.tag
@@ -206,11 +212,12 @@ def _trafilatura_blocks(body: Any) -> list[Block]:
                     outer, definition[0] = definition[0], -int(item.get("rend", "dd-0")[3:] or 0) or -1
                     walk_mixed(item)
                     definition[0] = outer
+                elif any(_is_block(sub) or (sub.tag == "code" and _is_code_block(sub)) for sub in item):
+                    opens_item[0] = True  # an item holding paragraphs, lists or examples: block by block
+                    walk_mixed(item)
+                    opens_item[0] = False
                 else:
-                    add("list-item", _xml_text(item, skip=_ITEM_BLOCKS))
-                    for sub in item:
-                        if sub.tag in _ITEM_BLOCKS and (sub.tag != "code" or _is_code_block(sub)):
-                            walk(sub)
+                    add("list-item", _xml_text(item))
         elif tag == "table":
             for row in el.iter("row"):
                 cells = [_xml_text(cell) for cell in row if cell.tag == "cell"]
@@ -243,9 +250,6 @@ def _trafilatura_blocks(body: Any) -> list[Block]:
 
     walk(body)
     return blocks
-
-
-_ITEM_BLOCKS = ("list", "table", "code")
 
 
 def _level(rend: str | None) -> int:

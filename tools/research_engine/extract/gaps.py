@@ -27,6 +27,8 @@ definition's term, the description a block belongs to. Pure.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -52,10 +54,16 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     short = [
         b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
     ]
-    hits = [bool(k) and (k in whole if s else k in joined) for k, s in zip(keys, short, strict=True)]
+    at_page, kept_at = _places(keys, said), _kept_places(kept_keys, said)
+    inside_kept = _covering(kept_keys, kept_at)
+    # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
+    # "true if file exists and is a block special file." is).
+    hits = [
+        bool(k) and (k in whole if s else k in joined and (at < 0 or inside_kept(at, len(k))))
+        for k, s, at in zip(keys, short, at_page, strict=True)
+    ]
     if sum(hits) < 2:
         return kept
-    at_page = _places(keys, said)
     # The kept span runs from the first to the last block kept that is no few words found by chance.
     anchors = [
         i for i, hit in enumerate(hits) if hit and at_page[i] >= 0 and (keys[i] in whole or not short[i])
@@ -71,8 +79,8 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
         b = blocks[i]
         if hits[i] or at_page[i] < 0 or b.figure or b.link_share > _GAP_LINK_SHARE_MAX:
             continue
-        if keys[i] in whole if short[i] else any(keys[i] in k for k in kept_keys):
-            continue  # kept already, alone or (for prose) inside a longer passage
+        if short[i] and keys[i] in whole:
+            continue  # kept already, as a passage of its own
         open_[i] = True
         if b.kind == "heading":
             back[i] = keys[i] != title_key and _heads_what_stays(i, blocks, hits, back)
@@ -84,7 +92,6 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
         # An example comes back after the sentence introducing it ("... like this:", "For example:").
         if open_[i] and blocks[i].kind == "code" and blocks[i - 1].kind != "heading":
             back[i] = back[i] or hits[i - 1] or back[i - 1]
-    kept_at = _kept_places(kept_keys, said)
     out = _merge(kept, kept_keys, kept_at, [(at_page[i], blocks[i]) for i in range(len(blocks)) if back[i]])
     return _with_structure(out, kept, kept_at, blocks, at_page)
 
@@ -124,26 +131,42 @@ def _places(keys: list[str], said: str) -> list[int]:
 
 
 def _kept_places(kept_keys: list[str], said: str) -> list[int]:
+    """Where each kept passage's words start in the page's words (-1: not found in order)."""
     at, out = 0, []
     for key in kept_keys:
         found = said.find(key, at) if key else -1
-        out.append(found if found >= 0 else at)
+        out.append(found)
         at = found + len(key) if found >= 0 else at
     return out
+
+
+def _covering(kept_keys: list[str], kept_at: list[int]) -> Callable[[int, int], bool]:
+    """A test: do the words at [start, start + length) lie inside one kept passage found in the page?"""
+    spans = sorted((at, at + len(key)) for key, at in zip(kept_keys, kept_at, strict=True) if at >= 0)
+    starts = [start for start, _ in spans]
+
+    def inside(start: int, length: int) -> bool:
+        j = bisect_right(starts, start) - 1
+        return j >= 0 and start + length <= spans[j][1]
+
+    return inside
 
 
 def _merge(
     kept: list[Block], kept_keys: list[str], kept_at: list[int], put: list[tuple[int, Block]]
 ) -> list[Block]:
-    """Kept passages and blocks put back, each by where it stands in the page's words."""
+    """Kept passages and blocks put back, each by where it stands in the page's words (a passage not found
+    there stands where the one before it ended)."""
     out: list[Block] = []
-    n = 0
+    n = cursor = 0
     for j, chunk in enumerate(kept):
-        while n < len(put) and put[n][0] <= kept_at[j]:
+        at = kept_at[j] if kept_at[j] >= 0 else cursor
+        cursor = at + len(kept_keys[j]) if kept_at[j] >= 0 else cursor
+        while n < len(put) and put[n][0] <= at:
             out.append(put[n][1])
             n += 1
         last = put[n - 1] if n else None
-        if last and kept_at[j] < last[0] + len(last[1].key) and kept_keys[j] and kept_keys[j] in last[1].key:
+        if last and at < last[0] + len(last[1].key) and kept_keys[j] and kept_keys[j] in last[1].key:
             continue  # a fragment of the block just put back, which trafilatura kept
         out.append(chunk)
     out.extend(block for _, block in put[n:])
