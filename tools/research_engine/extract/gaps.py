@@ -39,6 +39,7 @@ _GAP_LINK_SHARE_MAX = 0.5
 _ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
 _NEAR_CHARS = 200  # a shorter block is sought this close after the block before it
 _TWIN_KEPT_SHARE = 0.5
+_NAVIGATION_LINK_SHARE = 0.9
 _ALONE = ("heading", "list-item", "term")
 
 
@@ -177,7 +178,8 @@ def _with_structure(
     out: list[Block], kept: list[Block], kept_at: list[int], blocks: list[Block], at_page: list[int]
 ) -> list[Block]:
     """Kept passages that are blocks of the page, word for word and in place, take the block's structure and
-    its text as the page writes it (trafilatura loses line breaks in code and spaces out inline markup)."""
+    its text as the page writes it (trafilatura loses line breaks in code and spaces out inline markup); a
+    table row that is all links is a navigation bar and goes."""
     where = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
     twin_of = {id(c): where.get((at, c.key)) for c, at in zip(kept, kept_at, strict=True)}
     done = []
@@ -186,6 +188,8 @@ def _with_structure(
         if b is None:
             done.append(c)
             continue
+        if b.kind == "table-row" and b.link_share >= _NAVIGATION_LINK_SHARE:
+            continue  # a row of links: a navigation bar ("[ << ] | [ < ] | [ Up ] | ..."), no finding
         kind = b.kind if b.kind in ("heading", "term", "code") else c.kind
         level = b.level or c.level
         done.append(
