@@ -227,6 +227,18 @@ def test_a_reference_page_keeps_its_opening_paragraph(name, opening):
     assert all(p.kind == "heading" or len(p.text.split()) <= 5 for p in passages[:first])
 
 
+def test_a_reference_page_opening_under_its_title_keeps_its_name_and_heading():
+    # trafilatura drops the first entry's signature and the heading over it; only "A mixin that ..." stayed.
+    passages = read("django-3.2-ref-class-based-views-mixins-multiple-object.html")
+    assert (passages[0].kind, passages[0].text) == ("heading", "MultipleObjectMixin")
+    assert passages[1].kind == "entry"
+    assert passages[1].term == "class django.views.generic.list.MultipleObjectMixin"
+    assert passages[1].text.endswith(
+        "MultipleObjectMixin A mixin that can be used to display a list of objects."
+    )
+    assert passages[1].heading_path == ("MultipleObjectMixin",)
+
+
 # Reference entries
 
 

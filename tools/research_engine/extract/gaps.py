@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from research_engine.extract.blocks import Block, words
-from research_engine.extract.sections import following
+from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
 _ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
@@ -71,7 +71,7 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     ]
     if not anchors:
         return kept
-    first, last = anchors[0], anchors[-1]
+    first, last = _opening(blocks, anchors[0]), anchors[-1]
     within = _restored_elements(blocks, hits)
     title_key = words(title or "")
     back = [False] * len(blocks)
@@ -95,6 +95,20 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
             back[i] = back[i] or hits[i - 1] or back[i - 1]
     out = _merge(kept, kept_keys, kept_at, [(at_page[i], blocks[i]) for i in range(len(blocks)) if back[i]])
     return _with_structure(out, kept, kept_at, blocks, at_page)
+
+
+def _opening(blocks: list[Block], first: int) -> int:
+    """Where the kept span starts: at the first kept block, or back at the heading of the section that block
+    opens, when that heading and the block lie in one section element (a reference page's purpose, dropped
+    just under its title, is the section's opening, not the page's header)."""
+    for i in range(first - 1, -1, -1):
+        if blocks[i].kind != "heading":
+            continue
+        section = lone_wrapper(blocks[i].element).getparent()
+        el = blocks[first].element
+        inside = section is not None and el is not None and section in el.iterancestors()
+        return i if inside else first
+    return first
 
 
 def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
