@@ -72,12 +72,13 @@ class SentenceCandidate:
 
 
 def _term_over_description(passages: list[Passage]) -> list[Passage]:
-    """A reference entry (kind `entry`: a term and its description in one passage) read as its term over its
-    description, the shape these rules were written for; the text runs on unchanged."""
+    """A reference entry (kind `entry`: a term and its description in one passage) read as its term (kind
+    `term`: an entry's head, never a line under a heading) over its description, the shape these rules were
+    written for; the text runs on unchanged."""
     out: list[Passage] = []
     for p in passages:
         if p.kind == "entry" and p.term:
-            out += [Passage(p.id, p.term), Passage(p.id, p.text[len(p.term) :].lstrip(), "paragraph")]
+            out += [Passage(p.id, p.term, "term"), Passage(p.id, p.text[len(p.term) :].lstrip(), "paragraph")]
         else:
             out.append(p)
     return out
@@ -117,7 +118,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
                 # the heading's entry.
                 label = passage.kind != "heading" and LABEL_RE.match(passage.text)
-                if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
+                under_heading = len(entry) == 1 and (entry_headed or label) and passage.kind != "term"
+                if passage.kind != "heading" and under_heading:
                     heading = heading | set(with_parts(tokens(passage.text)))
                     entry.append(passage.text)
                 elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
