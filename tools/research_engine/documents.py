@@ -48,6 +48,11 @@ class Passage:
     term: str = ""
     heading_path: tuple[str, ...] = ()
 
+    @property
+    def description(self) -> str:
+        """An entry's text after its term (what the term does); any other passage's whole text."""
+        return self.text[len(self.term) :].lstrip() if self.term else self.text
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "text": self.text, "kind": self.kind}
         if self.kind == "heading":

@@ -303,7 +303,8 @@ def test_an_entry_records_its_term_in_the_source_file():
     passages = read("zsh-5.9-conditional-expressions.html")
     body = render_passages(passages)
     assert "{entry term=7} -a file true if file exists." in body
-    assert [p for p in parse_passages(body) if p.kind == "entry"][0].term == "-a file"
+    entry = [p for p in parse_passages(body) if p.kind == "entry"][0]
+    assert (entry.term, entry.description) == ("-a file", "true if file exists.")
 
 
 def test_a_version_note_opening_a_description_stays_with_what_the_term_does():
