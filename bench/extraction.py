@@ -1,7 +1,7 @@
 """Extraction benchmark: the project's reader beside the libraries, in one run.
 
     .venv/bin/python bench/extraction.py [--shared ../shared] [--half tune|report|all] [--repeat 3]
-                                         [--libraries NAME ...] [--code DIR] [--json OUT]
+                                         [--libraries NAME ...] [--code DIR] [--json OUT] [--cpu]
 
 Scores `research_engine.extract` (the text the eval sees is the page's passages joined by newlines,
 exactly what a run stores) and the shared adapters (`trafilatura_precision`, `readability_htmltext`,
@@ -15,6 +15,10 @@ hex digit of the sha256 of its file name (`<id>.html.gz`, UTF-8) is even, else t
 42 of the 91 pages). Rules of the reader are tuned on `tune` only; `report` is measured, never read for
 ideas. `--code DIR` imports `research_engine` from DIR instead of this checkout (an older commit's
 `tools/`, to measure before and after beside the same libraries).
+
+`--cpu` measures speed only, for a shared machine where wall-clock pages/s swing with the load: each page is
+read by trafilatura (the `trafilatura_precision` configuration) and by the reader in turn, `--repeat` times,
+each keeping its least CPU time (`time.process_time`), and the ratio of the sums is printed.
 """
 
 from __future__ import annotations
@@ -48,6 +52,34 @@ def research_engine_extract(html: str, url: str | None = None) -> str:
     return "\n".join(p.text for p in extract_html(html, url=url).passages)
 
 
+def cpu_ratio(corpus: Path, ids: list[str], repeat: int) -> dict[str, float]:
+    """CPU ms per page of trafilatura and of the reader, pages interleaved, and the ratio of their speeds."""
+    import gzip
+    import time
+
+    import trafilatura
+
+    pages = [
+        gzip.decompress((corpus / "html" / f"{pid}.html.gz").read_bytes()).decode("utf-8", "replace")
+        for pid in ids
+    ]
+
+    def library(html: str) -> object:
+        return trafilatura.extract(html, include_comments=False, favor_precision=True)
+
+    research_engine_extract(pages[0])
+    library(pages[0])
+    best = {"trafilatura": [float("inf")] * len(pages), "research_engine": [float("inf")] * len(pages)}
+    for _ in range(repeat):
+        for i, html in enumerate(pages):
+            for name, read in (("trafilatura", library), ("research_engine", research_engine_extract)):
+                started = time.process_time()
+                read(html)
+                best[name][i] = min(best[name][i], time.process_time() - started)
+    ms = {f"{name}_cpu_ms": 1000 * sum(times) / len(pages) for name, times in best.items()}
+    return {**ms, "ratio": ms["trafilatura_cpu_ms"] / ms["research_engine_cpu_ms"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared/ folder")
@@ -58,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", type=Path, help="import research_engine from this folder (default: tools/)")
     parser.add_argument("--ids", type=Path, help="score only these page ids (one a line); overrides --half")
     parser.add_argument("--json", type=Path, help="write per-page results here")
+    parser.add_argument("--cpu", action="store_true", help="CPU-time speed ratio only (see above)")
     args = parser.parse_args(argv)
 
     bench_dir = args.shared / "bench"
@@ -69,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str((args.code or ROOT / "tools").resolve()))
     import extraction_eval
 
+    if args.cpu:
+        figures = cpu_ratio(corpus, page_ids(corpus, args.half), args.repeat)
+        print(f"half {args.half}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+        return 0
     adapters = bench_dir / "extraction_adapters.py"
     eval_args = [
         "--corpus",
