@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from research_engine import libraries
 from research_engine.engine.extractive.candidates import sentence_candidates
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
@@ -49,7 +50,10 @@ def test_a_sentence_with_inline_code_is_one_passage(page, sentence):
 def test_code_blocks_stay_code_and_inline_names_do_not_become_passages_of_their_own():
     found = passages("django-3.2-topics-async.html")
     code = [text for kind, text in found if kind == "code"]
-    assert code and all("\n" in text or len(text.split()) > 3 for text in code)
+    tree = libraries.lxml_html().fromstring((DOCS / "django-3.2-topics-async.html").read_bytes())
+    blocks = {" ".join("".join(pre.itertext()).split()) for pre in tree.iter("pre")}
+    assert code and all(text in blocks for text in code)  # every code passage is a <pre> of the page, whole
+    assert "%autoawait off" in code  # a one-line example is a code block too
     assert ("code", "async def") not in found
     assert not any(
         text in ("128MB", "shared_buffers")

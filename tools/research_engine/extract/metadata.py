@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from research_engine.extract.content import clean
+from research_engine.extract.blocks import clean
 
 if TYPE_CHECKING:
     from research_engine.extract.page import ExtractedPage

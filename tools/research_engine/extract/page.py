@@ -12,15 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from research_engine import libraries
-from research_engine.documents import Passage, number_passages
+from research_engine.documents import Chunk, Passage, number_passages
 from research_engine.errors import BadInput, Refused
 from research_engine.extract import formats
-from research_engine.extract.content import (
-    drop_empty_sections,
-    drop_permalink_marks,
-    drop_title_heading,
-    main_content,
-)
+from research_engine.extract.cleanup import drop_empty_sections, drop_permalink_marks, drop_title_heading
+from research_engine.extract.content import main_content
 from research_engine.extract.metadata import read_metadata
 
 THIN_CHARS = 200
@@ -85,7 +81,7 @@ def extract_html(html: str | bytes, *, url: str | None = None) -> ExtractedPage:
         return page
     page = ExtractedPage()
     read_metadata(tree, url, page)
-    chunks, how = main_content(tree, url)
+    chunks, how = main_content(tree, url, page.title)
     chunks = drop_title_heading(drop_empty_sections(drop_permalink_marks(chunks)), page.title)
     return _finish(page, chunks, how)
 
@@ -131,17 +127,19 @@ def from_reading(reading: formats.Reading) -> ExtractedPage:
     return _finish(page, reading.chunks, reading.extractor)
 
 
-def _finish(page: ExtractedPage, chunks: list[tuple[str, str]], extractor: str) -> ExtractedPage:
+def _finish(page: ExtractedPage, chunks: list[Chunk] | list[tuple[str, str]], extractor: str) -> ExtractedPage:
     page.passages = number_passages(chunks)
     page.extractor = extractor
     page.thin = page.chars < THIN_CHARS
     return page
 
 
-def _text_chunks(text: str) -> list[tuple[str, str]]:
+def _text_chunks(text: str) -> list[Chunk]:
     """Plain text -> paragraphs at blank lines."""
     return [
-        ("paragraph", block) for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if block.strip()
+        Chunk("paragraph", block)
+        for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n"))
+        if block.strip()
     ]
 
 

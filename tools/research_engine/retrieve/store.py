@@ -2,8 +2,13 @@
 
 A source record's front matter is the machine truth (schema/source.schema.json);
 its body is the extracted material, one passage per block, each prefixed with
-its passage marker (`[p01]`). `stored_text` gives back exactly the passages'
-text, which is what the grounding gate searches for quotes.
+its passage marker (`[p01]`) and, unless it is a paragraph, its kind with the
+kind's figures: `{heading level=2}`, `{entry term=12}` (the term is the first
+12 characters of the text), `{code}`. A passage's heading path is rebuilt from
+the headings' levels (`documents.with_heading_paths`); a heading written
+before levels were recorded (`{heading}`) has level 0. `stored_text` gives
+back exactly the passages' text, which is what the grounding gate searches
+for quotes.
 
 Snapshots are content-addressed: the raw bytes of every response the run used
 are stored once under their sha256, whoever stores them.
@@ -17,12 +22,12 @@ from typing import Any
 
 from research_engine import bounded, escaping, ids, runrecord
 from research_engine.artifacts import read_markdown, write_markdown
-from research_engine.documents import Document, Passage
+from research_engine.documents import Document, Passage, with_heading_paths
 from research_engine.errors import BadInput, CheckFailed
 from research_engine.trace import Run, atomic_write_bytes
 
 DUPLICATE_SOURCE = "duplicate-source"  # the error code of a second copy of a source in one sub-question
-PASSAGE_RE = re.compile(r"^\[(p\d{2,})\]\s?(?:\{([a-z-]+)\}\s)?(.*)$")
+PASSAGE_RE = re.compile(r"^\[(p\d{2,})\]\s?(?:\{([a-z-]+)((?: [a-z]+=\d+)*)\}\s)?(.*)$")
 
 
 def store_snapshot(run: Run, body: bytes, digest: str) -> Path:
@@ -35,23 +40,37 @@ def store_snapshot(run: Run, body: bytes, digest: str) -> Path:
 
 
 def render_passages(passages: list[Passage]) -> str:
-    blocks = []
-    for p in passages:
-        kind = "" if p.kind == "paragraph" else f"{{{p.kind}}} "
-        blocks.append(f"[{p.id}] {kind}{p.text}")
-    return "\n\n".join(blocks)
+    return "\n\n".join(f"[{p.id}] {_marker(p)}{p.text}" for p in passages)
+
+
+def _marker(p: Passage) -> str:
+    if p.kind == "paragraph":
+        return ""
+    figures = f" level={p.level}" if p.kind == "heading" and p.level else ""
+    figures += f" term={len(p.term)}" if p.kind == "entry" and p.term else ""
+    return f"{{{p.kind}{figures}}} "
 
 
 def parse_passages(body: str) -> list[Passage]:
+    """The passages of a source record's body, with their heading paths; old records read the same way."""
     passages: list[Passage] = []
     for block in re.split(r"\n\s*\n", body):
         block = block.strip()
         match = PASSAGE_RE.match(block.replace("\n", " "))
         if match:
+            text = match.group(4).strip()
+            figures = dict(pair.split("=") for pair in (match.group(3) or "").split())
+            term = text[: int(figures.get("term", 0))]
             passages.append(
-                Passage(id=match.group(1), text=match.group(3).strip(), kind=match.group(2) or "paragraph")
+                Passage(
+                    id=match.group(1),
+                    text=text,
+                    kind=match.group(2) or "paragraph",
+                    level=int(figures.get("level", 0)),
+                    term=term,
+                )
             )
-    return passages
+    return with_heading_paths(passages)
 
 
 def source_meta(

@@ -71,6 +71,19 @@ class SentenceCandidate:
     head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
 
 
+def _term_over_description(passages: list[Passage]) -> list[Passage]:
+    """A reference entry (kind `entry`: a term and its description in one passage) read as its term (kind
+    `term`: an entry's head, never a line under a heading) over its description, the shape these rules were
+    written for; the text runs on unchanged."""
+    out: list[Passage] = []
+    for p in passages:
+        if p.kind == "entry" and p.term:
+            out += [Passage(p.id, p.term, "term"), Passage(p.id, p.text[len(p.term) :].lstrip(), "paragraph")]
+        else:
+            out.append(p)
+    return out
+
+
 def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
     """Every quotable sentence of the sources' claim-bearing passages, in source and reading order.
 
@@ -93,7 +106,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         head_terms: set[str] = set()  # the own terms of the entry's heading or term
         rank = 0  # claimable sentences of the entry so far
         intro: str | None = None  # "... contains many new features, including:" and the list's items so far
-        for p_index, passage in enumerate(source.passages):
+        passages = _term_over_description(source.passages)
+        for p_index, passage in enumerate(passages):
             prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
             if passage.kind != "heading" and _is_code(passage):
@@ -104,7 +118,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
                 # the heading's entry.
                 label = passage.kind != "heading" and LABEL_RE.match(passage.text)
-                if passage.kind != "heading" and len(entry) == 1 and (entry_headed or label):
+                under_heading = len(entry) == 1 and (entry_headed or label) and passage.kind != "term"
+                if passage.kind != "heading" and under_heading:
                     heading = heading | set(with_parts(tokens(passage.text)))
                     entry.append(passage.text)
                 elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
@@ -142,7 +157,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
                 headed = _entry_span(before, passage.text[:end])
-                follows = source.passages[p_index + 1] if p_index + 1 < len(source.passages) else None
+                follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
                 introduces_code = (
                     n == len(spans) - 1
                     and follows is not None
@@ -186,7 +201,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         shown = f"{passage.text[spans[n - 1][0] : end]} {follows.text}"
                         out.append(_candidate(shown, source.ref, s_index, position, heading))
                     elif n == len(spans) - 1 and text.endswith(":"):
-                        names = _named_items(source.passages[p_index + 1 :])
+                        names = _named_items(passages[p_index + 1 :])
                         if names and len(f"{text} {names}".split()) <= ANTECEDENT_MAX_WORDS:
                             # "Each column ... is assigned one of the following type affinities: TEXT
                             # NUMERIC INTEGER REAL BLOB": the sentence and the names it announces.

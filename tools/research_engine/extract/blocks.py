@@ -1,0 +1,201 @@
+"""An HTML page's blocks in document order, each with the element it stands for.
+
+`html_blocks` walks any lxml HTML element once and returns every block of text: a heading with its
+level, a paragraph or a run of text and inline elements between blocks, a list item, a table row, a
+preformatted block (code), a definition list's term (`<dt>`) and the blocks of its description (`<dd>`),
+both numbered with the description's number. Each block knows its element, its share of words that are
+link text, and whether it lies in a figure. Page chrome (navigation, footers, asides, forms) is not read.
+The gap fill (`extract.gaps`) decides from these which blocks trafilatura dropped wrongly, and what its
+own passages were in the page; the fallbacks keep every block. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_SKIP = frozenset({
+    "script", "style", "noscript", "template", "head", "svg", "iframe", "select", "button",
+    "nav", "footer", "aside", "form",  # page chrome
+})  # fmt: skip
+_BLOCKS = HEADINGS | frozenset({
+    "address", "article", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt",
+    "fieldset", "figcaption", "figure", "header", "hr", "li", "main", "ol", "p", "pre", "section", "summary",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+})  # fmt: skip
+WORD_RE = re.compile(r"\w+")
+
+
+@dataclass
+class Block:
+    """A block of a page's text. `kind`: heading | paragraph | list-item | table-row | code | term."""
+
+    kind: str
+    text: str
+    element: Any = None
+    level: int = 0  # a heading's level
+    linked: float = -1.0  # the share of its words that are link text; -1: not counted yet (`link_share`)
+    figure: bool = False  # inside a figure: a caption or a credit
+    # The number of the description (`<dd>`) the block lies in, or that a term heads; 0: none.
+    definition: int = 0
+
+    @property
+    def key(self) -> str:
+        return words(self.text)
+
+    @property
+    def link_share(self) -> float:
+        if self.linked < 0:
+            self.linked = link_share(self.element, self.text) if self.element is not None else 0.0
+        return self.linked
+
+
+def html_blocks(root: Any) -> list[Block]:
+    """Every block of text under `root`, in document order; scripts, styles, hidden decoration, navigation,
+    footers, asides and forms are skipped."""
+    blocks: list[Block] = []
+    run: list[str] = []
+    linked = figure = definition = 0
+    item = False  # the next paragraph opens a list item
+    numbers: dict[Any, int] = {}  # <dd> -> its number
+
+    def number(dd: Any) -> int:
+        return numbers.setdefault(dd, len(numbers) + 1)
+
+    def add(kind: str, text: str, el: Any, level: int = 0, share: float = -1.0, term_of: int = 0) -> None:
+        nonlocal item
+        text = clean(text)
+        if text:
+            kind = "list-item" if item and kind == "paragraph" else kind
+            blocks.append(Block(kind, text, el, level, share, figure > 0, term_of or definition))
+            item = False
+
+    def flush(container: Any) -> None:
+        nonlocal linked
+        text = clean("".join(run))
+        run.clear()
+        if text:
+            add("paragraph", text, container, share=min(1.0, linked / max(1, len(WORD_RE.findall(text)))))
+        linked = 0
+
+    def walk(el: Any, container: Any) -> None:
+        nonlocal linked, figure
+        tag = el.tag
+        if not isinstance(tag, str) or tag in _SKIP or el.get("aria-hidden") == "true" or _is_mark(el, tag):
+            if el.tail:
+                run.append(el.tail)
+            return
+        if tag in _BLOCKS:
+            flush(container)
+            if tag == "figure":
+                figure += 1
+                block(el, tag)
+                figure -= 1
+            else:
+                block(el, tag)
+            flush(el)
+        else:
+            if tag == "br":
+                run.append(" ")
+            elif tag == "a":  # (hidden links were skipped above)
+                linked += _word_count(el)
+            if el.text:
+                run.append(el.text)
+            for child in el:
+                walk(child, container)
+        if el.tail:
+            run.append(el.tail)
+
+    def block(el: Any, tag: str) -> None:
+        nonlocal definition, item
+        if tag in HEADINGS:
+            add("heading", flat_text(el), el, int(tag[1]))
+        elif tag == "dt":
+            dd = _described_by(el)
+            add("term", flat_text(el), el, term_of=number(dd) if dd is not None else 0)
+        elif tag == "caption":
+            add("paragraph", flat_text(el), el)
+        elif tag == "pre":
+            add("code", "".join(el.itertext()), el, share=0.0)
+        elif tag == "tr":
+            cells = [flat_text(c) for c in el if c.tag in ("td", "th")]
+            add("table-row", " | ".join(c for c in cells if c), el)
+        elif tag == "li" and next(el.iterdescendants(*_BLOCKS), None) is None:
+            add("list-item", flat_text(el), el)
+        else:  # a container; a list item holding blocks (paragraphs, an example, a list) is read as one
+            item = tag == "li"
+            outer_definition = definition
+            if tag == "dd":
+                definition = number(el)
+            if el.text:
+                run.append(el.text)
+            for child in el:
+                walk(child, el)
+            flush(el)
+            definition, item = outer_definition, False
+
+    walk(root, root)
+    flush(root)
+    return blocks
+
+
+def _described_by(dt: Any) -> Any:
+    """The `<dd>` after a `<dt>` (past the other terms it shares), or None."""
+    nxt = dt.getnext()
+    while nxt is not None and (not isinstance(nxt.tag, str) or nxt.tag.lower() == "dt"):
+        nxt = nxt.getnext()
+    return nxt if nxt is not None and nxt.tag.lower() == "dd" else None
+
+
+def link_share(el: Any, text: str) -> float:
+    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words)."""
+    n = len(WORD_RE.findall(text))
+    linked = sum(_word_count(a) for a in el.iter("a") if a.get("aria-hidden") != "true")
+    return min(1.0, linked / n) if n else 0.0
+
+
+def _word_count(el: Any) -> int:
+    return len(WORD_RE.findall(" ".join(el.itertext())))
+
+
+def _is_mark(el: Any, tag: str) -> bool:
+    """A permalink mark: a link to a place on the page whose text is no word ("¶", "#", "§")."""
+    if tag != "a" or not (el.get("href") or "").startswith("#"):
+        return False
+    return not WORD_RE.search("".join(el.itertext()))
+
+
+def flat_text(el: Any) -> str:
+    """The text of `el` as one line: inline markup joins its words as written, a line break or a block
+    inside keeps them apart; scripts, hidden decoration and permalink marks are skipped."""
+    parts: list[str] = []
+
+    def collect(node: Any) -> None:
+        tag = node.tag.lower() if isinstance(node.tag, str) else ""
+        if tag and tag not in _SKIP and node.get("aria-hidden") != "true" and not _is_mark(node, tag):
+            apart = tag == "br" or tag in _BLOCKS
+            if apart:
+                parts.append(" ")
+            if node.text:
+                parts.append(node.text)
+            for child in node:
+                collect(child)
+            if apart:
+                parts.append(" ")
+        if node is not el and node.tail:
+            parts.append(node.tail)
+
+    collect(el)
+    return clean("".join(parts))
+
+
+def words(text: str) -> str:
+    """The lower-cased words of `text`, one space apart: what two texts are compared on."""
+    return " ".join(WORD_RE.findall(text.lower()))
+
+
+def clean(text: str | None) -> str:
+    """Whitespace collapsed to single spaces; "" for None."""
+    return " ".join(text.split()) if text else ""

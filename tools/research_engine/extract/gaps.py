@@ -1,0 +1,294 @@
+"""trafilatura's passages with what it dropped wrongly put back, and the page's structure laid on them.
+
+trafilatura prunes short, low-density blocks even in the middle of what it keeps: on a reference page a
+setting whose entry is two short lines ("Default: 1209600 (2 weeks, in seconds)") disappears while the
+entries around it, built the same way, stay; on Sphinx pages every section heading goes, on texinfo and
+DocBook pages every definition term. `fill_gaps` reads the page's blocks (`extract.blocks`) beside
+trafilatura's passages and puts a dropped block back when
+
+- an element holding it has a sibling of the same tag and class whose text trafilatura mostly kept (a
+  twin: another section, entry or item of the same list), or
+- it is an item of a list a kept sentence announces ("...:"), or an example (a `<pre>`) right after a
+  block that stays (the sentence introducing it), or
+- it is a heading over text that stays (last first, so a section's heading over its first subsection's),
+  or a definition's term whose description stays,
+
+and it lies between the first and last block trafilatura kept, outside figures, with at
+most half its words link text. Boilerplate is rarely built like the content beside it (a caption, an ad
+slot, a share bar or a related-links box differs in tag or class from the paragraphs around it), and
+headers, footers and sidebars lie outside the kept span. A heading that repeats the page title never
+comes back (the title is metadata), nor one heading nothing that stays. Each block goes back where its
+words stand in the page, between the kept passages around it.
+
+Then each kept passage that is a block of the page takes the block's structure and text: a heading's level, a
+preformatted block's kind (trafilatura reads a `<pre>` that does not look like code as a quotation), a
+definition's term, the description a block belongs to. Pure.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from research_engine.extract.blocks import Block, words
+from research_engine.extract.sections import following, lone_wrapper
+
+_GAP_LINK_SHARE_MAX = 0.5
+_ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
+_NEAR_CHARS = 200  # a shorter block is sought this close after the block before it
+_TWIN_KEPT_SHARE = 0.5
+_NAVIGATION_LINK_SHARE = 0.9
+_ALONE = ("heading", "list-item", "term")
+
+
+def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | None = None) -> list[Block]:
+    """`kept` (trafilatura's passages, in order) with the blocks it dropped wrongly put back in place, and
+    the structure of the page's blocks on the passages that are those blocks."""
+    kept_keys = [c.key for c in kept]
+    joined, whole = "\n".join(kept_keys), set(kept_keys)
+    keys = [b.key for b in blocks]
+    # A short heading, term or list item is kept only as a passage of its own: "The raw way" inside "The raw
+    # way to limit access to pages is ..." is a heading trafilatura dropped, "TEXT" inside a paragraph about
+    # TEXT affinity an item of a list it dropped.
+    short = [
+        b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
+    ]
+    at_page, kept_at = _places(keys, said), _kept_places(kept_keys, said)
+    inside_kept = _covering(kept_keys, kept_at)
+    # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
+    # "true if file exists and is a block special file." is).
+    hits = [
+        bool(k) and (k in whole if s else k in joined and (at < 0 or inside_kept(at, len(k))))
+        for k, s, at in zip(keys, short, at_page, strict=True)
+    ]
+    if sum(hits) < 2:
+        return kept
+    # The kept span runs from the first to the last block kept that is no few words found by chance.
+    anchors = [
+        i for i, hit in enumerate(hits) if hit and at_page[i] >= 0 and (keys[i] in whole or not short[i])
+    ]
+    if not anchors:
+        return kept
+    first, last = _opening(blocks, anchors[0]), anchors[-1]
+    within = _restored_elements(blocks, hits)
+    title_key = words(title or "")
+    back = [False] * len(blocks)
+    open_ = [False] * len(blocks)  # dropped, in the kept span, and neither a figure's nor mostly links
+    for i in range(last, first - 1, -1):  # last first: a heading over a heading or term put back
+        b = blocks[i]
+        if hits[i] or at_page[i] < 0 or b.figure or b.link_share > _GAP_LINK_SHARE_MAX:
+            continue
+        if short[i] and keys[i] in whole:
+            continue  # kept already, as a passage of its own
+        open_[i] = True
+        if b.kind == "heading":
+            back[i] = keys[i] != title_key and _heads_what_stays(i, blocks, hits, back)
+        elif b.kind == "term":
+            back[i] = _describes_kept(i, blocks, hits, back)
+        else:
+            back[i] = _inside(b.element, within)
+    for i in range(first + 1, last + 1):
+        # An example comes back after the sentence introducing it ("... like this:", "For example:").
+        if open_[i] and blocks[i].kind == "code" and blocks[i - 1].kind != "heading":
+            back[i] = back[i] or hits[i - 1] or back[i - 1]
+    out = _merge(kept, kept_keys, kept_at, [(at_page[i], blocks[i]) for i in range(len(blocks)) if back[i]])
+    return _with_structure(out, kept, kept_at, blocks, at_page)
+
+
+def _opening(blocks: list[Block], first: int) -> int:
+    """Where the kept span starts: at the first kept block, or back at the heading of the section that block
+    opens, when that heading and the block lie in one section element (a reference page's purpose, dropped
+    just under its title, is the section's opening, not the page's header)."""
+    for i in range(first - 1, -1, -1):
+        if blocks[i].kind != "heading":
+            continue
+        section = lone_wrapper(blocks[i].element).getparent()
+        el = blocks[first].element
+        inside = section is not None and el is not None and section in el.iterancestors()
+        return i if inside else first
+    return first
+
+
+def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
+    """Whether the block after a heading stays and stands in what follows the heading (`sections.following`):
+    what the heading heads, not text further on past a form, a widget or the end of a box."""
+    if i + 1 >= len(blocks) or not (hits[i + 1] or back[i + 1]):
+        return False
+    after = following(blocks[i].element)
+    nxt = blocks[i + 1].element
+    return after is not None and (nxt is after or after in nxt.iterancestors())
+
+
+def _describes_kept(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
+    """Whether a term's description (or the next term over it) stays: some of its blocks kept or put back."""
+    number = blocks[i].definition
+    for k in range(i + 1, len(blocks)):
+        if blocks[k].definition != number or not number:
+            return k == i + 1 and (hits[k] or back[k])
+        if hits[k] or back[k]:
+            return True
+    return False
+
+
+def _places(keys: list[str], said: str) -> list[int]:
+    """Where each block's words start in the page's words (-1: not found in order)."""
+    at, out = 0, []
+    for key in keys:
+        # A few words ("email") are looked for just ahead only: found further on they are some other text.
+        near = at + len(key) + _NEAR_CHARS if len(key.split()) < _ANCHOR_MIN_WORDS else None
+        found = said.find(key, at, near) if key else -1
+        out.append(found)
+        if found >= 0:
+            at = found + len(key)
+    return out
+
+
+def _kept_places(kept_keys: list[str], said: str) -> list[int]:
+    """Where each kept passage's words start in the page's words (-1: not found in order)."""
+    at, out = 0, []
+    for key in kept_keys:
+        found = said.find(key, at) if key else -1
+        out.append(found)
+        at = found + len(key) if found >= 0 else at
+    return out
+
+
+def _covering(kept_keys: list[str], kept_at: list[int]) -> Callable[[int, int], bool]:
+    """A test: do the words at [start, start + length) lie inside one kept passage found in the page?"""
+    spans = sorted((at, at + len(key)) for key, at in zip(kept_keys, kept_at, strict=True) if at >= 0)
+    starts = [start for start, _ in spans]
+
+    def inside(start: int, length: int) -> bool:
+        j = bisect_right(starts, start) - 1
+        return j >= 0 and start + length <= spans[j][1]
+
+    return inside
+
+
+def _merge(
+    kept: list[Block], kept_keys: list[str], kept_at: list[int], put: list[tuple[int, Block]]
+) -> list[Block]:
+    """Kept passages and blocks put back, each by where it stands in the page's words (a passage not found
+    there stands where the one before it ended)."""
+    out: list[Block] = []
+    n = cursor = 0
+    for j, chunk in enumerate(kept):
+        at = kept_at[j] if kept_at[j] >= 0 else cursor
+        cursor = at + len(kept_keys[j]) if kept_at[j] >= 0 else cursor
+        while n < len(put) and put[n][0] <= at:
+            out.append(put[n][1])
+            n += 1
+        last = put[n - 1] if n else None
+        if last and at < last[0] + len(last[1].key) and kept_keys[j] and kept_keys[j] in last[1].key:
+            continue  # a fragment of the block just put back, which trafilatura kept
+        out.append(chunk)
+    out.extend(block for _, block in put[n:])
+    return out
+
+
+def _with_structure(
+    out: list[Block], kept: list[Block], kept_at: list[int], blocks: list[Block], at_page: list[int]
+) -> list[Block]:
+    """Kept passages that are blocks of the page, word for word and in place, take the block's structure and
+    its text as the page writes it (trafilatura loses line breaks in code and spaces out inline markup); a
+    table row that is all links is a navigation bar and goes."""
+    where = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
+    twin_of = {id(c): where.get((at, c.key)) for c, at in zip(kept, kept_at, strict=True)}
+    done = []
+    for c in out:
+        b = twin_of.get(id(c))
+        if b is None:
+            done.append(c)
+            continue
+        if b.kind == "table-row" and b.link_share >= _NAVIGATION_LINK_SHARE:
+            continue  # a row of links: a navigation bar ("[ << ] | [ < ] | [ Up ] | ..."), no finding
+        kind = b.kind if b.kind in ("heading", "term", "code") else c.kind
+        level = b.level or c.level
+        done.append(
+            replace(c, text=b.text, kind=kind, element=b.element, level=level, definition=b.definition)
+        )
+    return done
+
+
+def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:
+    """Elements whose every block comes back (subject to the other rules): twins of kept elements, and the
+    items of lists a kept block announces."""
+    tally: dict[Any, list[int]] = {}  # element -> [leaf blocks kept, leaf blocks] at or below it
+    leaves = [_is_leaf(b.element) for b in blocks]
+    for b, hit, leaf in zip(blocks, hits, leaves, strict=True):
+        if not leaf:
+            continue
+        for node in (b.element, *b.element.iterancestors()):
+            counts = tally.get(node)
+            if counts is None:
+                tally[node] = counts = [0, 0]
+            counts[0] += hit
+            counts[1] += 1
+    seen: dict[Any, bool] = {}
+    out: set[Any] = set()
+    for b, hit, leaf in zip(blocks, hits, leaves, strict=True):
+        if hit or not leaf:
+            continue
+        x = _twin_level(b.element, tally)
+        if x not in seen:
+            seen[x] = _has_kept_twin(x, tally)
+        if seen[x]:
+            out.add(x)
+        elif _announced_item(b.element, tally):
+            out.add(b.element)
+    return out
+
+
+def _is_leaf(el: Any) -> bool:
+    """A block element of the page's content (a run of text in a `<div>` or `<span>` is not one: layout
+    wrappers around dates, ads and widgets are built alike and must not vouch for one another)."""
+    return el is not None and isinstance(el.tag, str) and el.tag.lower() in _LEAF_TAGS
+
+
+_LEAF_TAGS = frozenset({
+    "h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "dd", "pre", "tr", "blockquote", "figcaption",
+})  # fmt: skip
+
+
+def _inside(el: Any, within: set[Any]) -> bool:
+    return el in within or any(a in within for a in el.iterancestors())
+
+
+def _twin_level(el: Any, tally: dict[Any, list[int]]) -> Any:
+    """The element holding `el` just below the nearest ancestor with kept text."""
+    x = el
+    while x.getparent() is not None and not tally[x.getparent()][0]:
+        x = x.getparent()
+    return x
+
+
+def _has_kept_twin(x: Any, tally: dict[Any, list[int]]) -> bool:
+    parent = x.getparent()
+    if parent is None:
+        return False
+    sig = (x.tag, x.get("class"))
+    for sibling in parent:
+        if sibling is x or sibling not in tally or (sibling.tag, sibling.get("class")) != sig:
+            continue
+        kept, total = tally[sibling]
+        if kept / total >= _TWIN_KEPT_SHARE:
+            return True
+    return False
+
+
+def _announced_item(el: Any, tally: dict[Any, list[int]]) -> bool:
+    """A dropped item of a list that a kept block announces ("... assigned one of the following type
+    affinities:" over "TEXT", "NUMERIC", ...): the list is what the sentence is about."""
+    parent = el.getparent()
+    if el.tag != "li" or parent is None or parent.tag not in ("ul", "ol"):
+        return False
+    before = parent.getprevious()
+    while before is not None and not (isinstance(before.tag, str) and "".join(before.itertext()).strip()):
+        before = before.getprevious()
+    return (
+        before is not None
+        and bool(tally.get(before, [0])[0])
+        and "".join(before.itertext()).rstrip().endswith(":")
+    )
