@@ -1,36 +1,41 @@
-"""Quality benchmark (issue 12): does a run find what a careful reader with the same search box finds?
+"""Quality benchmark (issues 12, 24, 32): does a run find what a careful reader with the same search finds?
 
-    .venv/bin/python bench/quality.py [--devset FILE] [--only ID ...] [--runs-dir DIR] [--model M]
-                                      [--json OUT] [--timeout S] [--port CORPUS=PORT] [-- RUN ARGS...]
+    .venv/bin/python bench/quality.py [--devset FILE] [--only ID ...] [--set CORPUS ...] [--runs-dir DIR]
+                                      [--model M] [--json OUT] [--timeout S] [--port CORPUS=PORT]
+                                      [--ranking-dir DIR] [-- RUN ARGS...]
     .venv/bin/python bench/quality.py --check-devset [--devset FILE]
 
-For each objective of the dev set (`bench/quality_devset.yaml`: questions a user would ask, each with 2-4
-must-find facts and the pages that hold the answer) it writes a brief and runs the headless engine exactly
-as a user would, as a subprocess:
+For each objective of the dev set (`bench/quality_devset.yaml`: questions a user would ask over seven Debian
+documentation packages, each with 1-4 must-find facts, the pages that hold the answer, its genre, and for a
+how-to the option or command that answers it) it writes a brief and runs the headless engine exactly as a
+user would, as a subprocess:
 
     SEARXNG_URL=http://127.0.0.1:PORT research-engine run BRIEF --output-path DIR --allow-private --json
         --sources web [--model M] [RUN ARGS...]
 
-against real documentation served on loopback by `research-engine corpus serve`: Debian's python-django-doc
-and postgresql-doc-15, fetched with `apt-get download` and unpacked with `dpkg-deb -x` into a cache outside
-git (`~/.cache/research-engine/bench-corpora/`, or --cache-dir / $RESEARCH_ENGINE_BENCH_CACHE), reused when
-present. Then it scores each run from its trace tree alone:
+against real documentation served on loopback by `research-engine corpus serve` (one server per set), fetched
+with `apt-get download` and unpacked with `dpkg-deb -x` into a cache outside git
+(`~/.cache/research-engine/bench-corpora/`, or --cache-dir / $RESEARCH_ENGINE_BENCH_CACHE), reused when
+present. Then it scores each run from its trace tree alone (`quality_score.py`):
 
 - fact recall: a fact counts when it is a case-insensitive substring of the text or of a quote of a claim
   that `synthesis/result.md` cites and whose latest verdict (across `verify/contestation*.md`) is supported
   (whitespace collapsed, NFKC, curly quotes straightened, on both sides);
 - on-answer-page share: of the claims the deliverable cites, the share with a source (`retrieve/SQ-NN/
   SRC-NN.md`, requested or final URL) that is one of the objective's answer pages;
+- how-to named: a how-to objective's answering option or command in a cited supported claim, whole token;
 - whether the run ended with a deliverable (`synthesis/result.md` exists), its exit code and its seconds;
 - a funnel for diagnosis: answer page among the search candidates, answer page retrieved, fact in the
   retrieved text, fact in any claim, fact in a cited supported claim.
 
-Prints a table and writes a JSON result (default `bench/results/quality-<UTC stamp>.json`). Runs are
-sequential. Traces go to a temporary directory unless --runs-dir keeps them. The network is touched only by
+Prints a table, the same figures per set and per genre, and writes a JSON result (default
+`bench/results/quality-<UTC stamp>.json`). Runs are sequential. Traces go to a temporary directory unless
+--runs-dir keeps them (`bench/fit_ranking.py` reads kept runs). With --ranking-dir, each objective runs with
+the sentence ranking fitted without its own set (leave-one-set-out). The network is touched only by
 `apt-get download` (when the cache is empty); runs talk to 127.0.0.1 only (`--sources web`, search order
 pinned to SearXNG, other backends' keys removed from the environment).
 
-The Python 3.11 documentation (python3.11-doc) is reserved for independent evaluation: do not add it here.
+python3.11-doc, git-doc and bash-doc are reserved for independent evaluation: never add them here.
 """
 
 from __future__ import annotations
@@ -44,23 +49,38 @@ import os
 import re
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quality_score import (  # noqa: E402  (the ruler, beside this script)
+    Corpus,
+    Objective,
+    _empty_trace,
+    by_group,
+    names,
+    norm,
+    pct,
+    print_groups,
+    print_table,
+    read_trace,
+    score,
+    score_dir,
+    summarize,
+)
+
+__all__ = ["Corpus", "Objective", "_empty_trace", "names", "norm", "read_trace", "score"]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DEVSET = ROOT / "bench" / "quality_devset.yaml"
 RESULTS_DIR = ROOT / "bench" / "results"
 DEFAULT_CACHE = Path("~/.cache/research-engine/bench-corpora")
-RESERVED_PACKAGES = {"python3.11-doc"}  # held out for independent evaluation
+RESERVED_PACKAGES = {"python3.11-doc", "git-doc", "bash-doc"}  # held out for independent evaluation
 SERVER_START_SECONDS = 180  # indexing ~1,200 pages takes a while on a shared machine
 # Environment a run must not inherit: other search backends and their keys, DuckDuckGo, a proxy.
 SCRUBBED_ENV = (
@@ -88,13 +108,6 @@ class BenchError(Exception):
 # ---------------------------------------------------------------------------- text
 
 
-def norm(text: str) -> str:
-    """Text as facts are compared: NFKC, curly quotes straightened, whitespace collapsed, case folded."""
-    text = unicodedata.normalize("NFKC", text)
-    text = text.translate({0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"', 0x00A0: " "})
-    return " ".join(text.split()).casefold()
-
-
 def visible_text(html: bytes) -> str:
     """What a reader sees on a page: the body's text, blocks separated, scripts and styles dropped."""
     import lxml.html
@@ -113,24 +126,6 @@ def visible_text(html: bytes) -> str:
 
 
 # ---------------------------------------------------------------------------- dev set
-
-
-@dataclass
-class Corpus:
-    name: str
-    package: str
-    root: str  # the HTML root inside the unpacked package
-    port: int
-
-
-@dataclass
-class Objective:
-    id: str
-    corpus: str
-    objective: str
-    facts: list[str]
-    answer_pages: list[str]
-    brief: dict[str, Any] = field(default_factory=dict)
 
 
 def load_devset(path: Path) -> tuple[dict[str, Corpus], list[Objective], dict[str, Any]]:
@@ -167,6 +162,8 @@ def load_devset(path: Path) -> tuple[dict[str, Corpus], list[Objective], dict[st
                 facts=[str(f) for f in raw["facts"]],
                 answer_pages=[str(p).lstrip("/") for p in raw["answer_pages"]],
                 brief={**defaults, **(raw.get("brief") or {})},
+                genre=str(raw.get("genre") or ""),
+                answer=[str(a) for a in raw.get("answer") or []],
             )
         except (KeyError, TypeError):
             raise BenchError(
@@ -253,6 +250,7 @@ def ensure_corpus(corpus: Corpus, cache: Path) -> tuple[Path, str]:
 def check_devset(corpora: dict[str, Corpus], objectives: list[Objective], cache: Path) -> int:
     roots = {name: ensure_corpus(corpora[name], cache)[0] for name in {o.corpus for o in objectives}}
     texts: dict[Path, str] = {}
+    raw: dict[Path, str] = {}  # as written: an answer's spelling counts
     problems = 0
     for obj in objectives:
         pages = {}
@@ -263,7 +261,8 @@ def check_devset(corpora: dict[str, Corpus], objectives: list[Objective], cache:
                 problems += 1
                 continue
             if path not in texts:
-                texts[path] = norm(visible_text(path.read_bytes()))
+                raw[path] = visible_text(path.read_bytes())
+                texts[path] = norm(raw[path])
             pages[page] = texts[path]
         for fact in obj.facts:
             where = [page for page, text in pages.items() if norm(fact) in text]
@@ -272,11 +271,20 @@ def check_devset(corpora: dict[str, Corpus], objectives: list[Objective], cache:
                 problems += 1
             else:
                 print(f"{obj.id}: {fact!r} in {', '.join(where)}")
+        for answer in obj.answer:
+            where = [
+                p
+                for p in obj.answer_pages
+                if (roots[obj.corpus] / p) in raw and names(raw[roots[obj.corpus] / p], answer)
+            ]
+            if not where:
+                print(f"{obj.id}: answer {answer!r} is a whole token on none of its answer pages")
+                problems += 1
     counts = {name: sum(o.corpus == name for o in objectives) for name in roots}
     print(
         f"\n{len(objectives)} objectives ({', '.join(f'{n} {c}' for c, n in sorted(counts.items()))}), "
         f"{sum(len(o.facts) for o in objectives)} facts: "
-        + ("every fact is on an answer page" if not problems else f"{problems} problem(s)")
+        + ("every fact and answer is on an answer page" if not problems else f"{problems} problem(s)")
     )
     return 1 if problems else 0
 
@@ -353,183 +361,6 @@ class CorpusServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-# ---------------------------------------------------------------------------- the trace
-
-
-def front_matter(path: Path) -> tuple[dict[str, Any], str]:
-    """(YAML front matter, body) of a Markdown artifact; ({}, '') when the file is missing."""
-    import yaml
-
-    if not path.is_file():
-        return {}, ""
-    text = path.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return {}, text
-    end = text.find("\n---", 3)
-    if end < 0:
-        return {}, text
-    meta = yaml.safe_load(text[3:end]) or {}
-    return (meta if isinstance(meta, dict) else {}), text[end + 4 :]
-
-
-def _cycle_of(path: Path) -> int:
-    m = re.search(r"contestation\.cycle-(\d+)\.md$", path.name)
-    return int(m.group(1)) if m else 10**6  # contestation.md is the newest
-
-
-def latest_verdicts(run: Path) -> dict[str, str]:
-    """Each claim's latest verdict across verify/contestation.cycle-NN.md and verify/contestation.md."""
-    verdicts: dict[str, tuple[tuple[int, int], str]] = {}
-    for path in sorted((run / "verify").glob("contestation*.md"), key=_cycle_of):
-        meta, _ = front_matter(path)
-        for n, chl in enumerate(meta.get("challenges") or []):
-            key = (int(chl.get("cycle") or meta.get("cycle") or _cycle_of(path)), n)
-            claim = str(chl.get("claim"))
-            if claim not in verdicts or key >= verdicts[claim][0]:
-                verdicts[claim] = (key, str(chl.get("verdict")))
-    return {claim: verdict for claim, (_, verdict) in verdicts.items()}
-
-
-def url_page(url: str | None, base: str) -> str | None:
-    """A URL on the corpus server as a page path relative to its root ('dir/' -> 'dir/index.html')."""
-    if not url or not url.startswith(base):
-        return None
-    path = unquote(urlsplit(url).path).lstrip("/")
-    return path + "index.html" if path.endswith("/") or not path else path
-
-
-def read_claims(run: Path) -> list[dict[str, Any]]:
-    """Every claim the run recorded: the `claim-added` events of the ledger (consolidate/claims.jsonl), or
-    the draft's front matter for runs made before the ledger was a log."""
-    ledger = run / "consolidate" / "claims.jsonl"
-    if not ledger.is_file():
-        draft, _ = front_matter(run / "consolidate" / "synthesis.draft.md")
-        return list(draft.get("claims") or [])
-    claims = []
-    for line in ledger.read_text(encoding="utf-8").splitlines():
-        event = json.loads(line) if line.strip() else {}
-        if event.get("event") == "claim-added":
-            claims.append(event)
-    return claims
-
-
-def read_trace(run: Path, base: str) -> dict[str, Any]:
-    """What the scorer needs from a run's trace tree (never the engine's own figures)."""
-    result_meta, _ = front_matter(run / "synthesis" / "result.md")
-    if "cited_claims" not in result_meta:  # result.md's front matter is for readers; run.json holds the list
-        run_json = json.loads((run / "run.json").read_text(encoding="utf-8"))
-        result_meta = {
-            **result_meta,
-            "cited_claims": (run_json.get("result") or {}).get("cited_claims") or [],
-        }
-    sources: dict[str, dict[str, Any]] = {}
-    for path in sorted((run / "retrieve").glob("SQ-*/SRC-*.md")):
-        meta, body = front_matter(path)
-        sid = str(meta.get("id") or f"{path.parent.name}/{path.stem}")
-        pages = {
-            p for p in (url_page(meta.get("requested_url"), base), url_page(meta.get("final_url"), base)) if p
-        }
-        passages = []  # (kind, text), as retrieve.render_passages writes them: "[pNN] {kind} text"
-        for block in re.split(r"\n\s*\n", body.split("## Extracted material", 1)[-1]):
-            m = re.match(r"\[p\d+\] (?:\{([\w-]+)\} )?(.*)", " ".join(block.split()))
-            if m:
-                passages.append((m.group(1) or "paragraph", m.group(2)))
-        sources[sid] = {
-            "pages": sorted(pages),
-            "text": " \n ".join(t for _, t in passages),
-            "prose": [norm(t) for kind, t in passages if kind != "code"],
-            "file": path.relative_to(run).as_posix(),
-        }
-    candidates: set[str] = set()
-    queries: list[dict[str, Any]] = []
-    for path in sorted((run / "select").glob("SQ-*.candidates.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        for cand in data.get("candidates") or []:
-            page = url_page(cand.get("url"), base)
-            if page:
-                candidates.add(page)
-        for q in data.get("queries") or []:
-            cycle = ((q.get("info") or {}).get("engine") or {}).get("cycle")
-            queries.append({"sq": data.get("sub_question"), "cycle": cycle, "query": q.get("query")})
-    return {
-        "has_result": (run / "synthesis" / "result.md").is_file(),
-        "result": result_meta,
-        "claims": read_claims(run),
-        "verdicts": latest_verdicts(run),
-        "sources": sources,
-        "candidate_pages": candidates,
-        "queries": queries,
-    }
-
-
-def score(obj: Objective, trace: dict[str, Any]) -> dict[str, Any]:
-    """One objective's figures from its trace (see the module docstring for the definitions)."""
-    answer = set(obj.answer_pages)
-    cited = [str(c) for c in trace["result"].get("cited_claims") or []]
-    claims = {str(c.get("id")): c for c in trace["claims"]}
-    verdicts = trace["verdicts"]
-    sources = trace["sources"]
-
-    def claim_text(claim: dict[str, Any]) -> str:
-        quotes = [str(e.get("quote") or "") for e in claim.get("evidence") or []]
-        return norm(" \n ".join([str(claim.get("text") or ""), *quotes]))
-
-    def claim_pages(claim: dict[str, Any]) -> set[str]:
-        out: set[str] = set()
-        for ev in claim.get("evidence") or []:
-            out.update(sources.get(str(ev.get("source")), {}).get("pages", []))
-        return out
-
-    supported_cited = [
-        claims[c]
-        for c in cited
-        if c in claims and verdicts.get(c) == "supported" and claims[c].get("status") != "retired"
-    ]
-    cited_known = [claims[c] for c in cited if c in claims]
-    on_page = [c for c in cited_known if claim_pages(c) & answer]
-    scored_text = [claim_text(c) for c in supported_cited]
-    any_claim_text = [claim_text(c) for c in claims.values()]
-    retrieved_pages = {p for s in sources.values() for p in s["pages"]}
-    retrieved_text = norm(" \n ".join(s["text"] for s in sources.values()))
-    answer_text = norm(" \n ".join(s["text"] for s in sources.values() if set(s["pages"]) & answer))
-    facts = []
-    for fact in obj.facts:
-        f = norm(fact)
-        facts.append(
-            {
-                "fact": fact,
-                "found": any(f in t for t in scored_text),
-                "in_any_claim": any(f in t for t in any_claim_text),
-                "in_retrieved_text": f in retrieved_text,
-                "in_one_passage": any(f in t for s in sources.values() for t in s["prose"]),
-                "in_answer_page_text": f in answer_text,
-            }
-        )
-    found = sum(f["found"] for f in facts)
-    return {
-        "facts": facts,
-        "facts_found": found,
-        "facts_total": len(facts),
-        "fact_recall": found / len(facts),
-        "cited_claims": len(cited),
-        "cited_supported": len(supported_cited),
-        "cited_on_answer_page": len(on_page),
-        "on_answer_page_share": (len(on_page) / len(cited_known)) if cited_known else None,
-        "answer_page_in_candidates": bool(answer & trace["candidate_pages"]),
-        "answer_page_retrieved": bool(answer & retrieved_pages),
-        "answer_pages_retrieved": sorted(answer & retrieved_pages),
-        "claims": len(claims),
-        "sources": len(sources),
-        "retrieved_pages": sorted(retrieved_pages),
-        "queries": trace["queries"],
-        "stop_reason": trace["result"].get("stop_reason"),
-        "cycles": trace["result"].get("cycles"),
-    }
 
 
 # ---------------------------------------------------------------------------- one run
@@ -614,123 +445,6 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def score_dir(obj: Objective, out: Path) -> dict[str, Any]:
-    """Score the run kept in `out` (one objective's directory: bench-run.json beside the run)."""
-    facts = json.loads((out / "bench-run.json").read_text(encoding="utf-8"))
-    run_root = facts.get("run_root")
-    run = Path(run_root) if run_root else next((p for p in out.iterdir() if (p / "run.json").is_file()), None)
-    if run is not None and not run.is_dir():  # the runs directory was moved: the run sits in `out`
-        run = out / run.name if (out / run.name).is_dir() else None
-    row: dict[str, Any] = {
-        "id": obj.id,
-        "corpus": obj.corpus,
-        "objective": obj.objective,
-        "exit_code": facts.get("exit_code"),
-        "seconds": facts.get("seconds"),
-        "cpu_seconds": facts.get("cpu_seconds"),
-        "run_dir": str(run) if run else None,
-        "errors": facts.get("errors") or [],
-    }
-    trace = read_trace(run, facts["base_url"]) if run is not None else _empty_trace()
-    row.update({"deliverable": trace["has_result"], **score(obj, trace)})
-    return row
-
-
-def _empty_trace() -> dict[str, Any]:
-    return {
-        "has_result": False,
-        "result": {},
-        "claims": [],
-        "verdicts": {},
-        "sources": {},
-        "candidate_pages": set(),
-        "queries": [],
-    }
-
-
-# ---------------------------------------------------------------------------- report
-
-
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    if not rows:
-        return {}
-    facts = sum(r["facts_total"] for r in rows)
-    found = sum(r["facts_found"] for r in rows)
-    cited = sum(r["cited_claims"] for r in rows)
-    on_page = sum(r["cited_on_answer_page"] for r in rows)
-    shares = [r["on_answer_page_share"] for r in rows if r["on_answer_page_share"] is not None]
-    secs = [r["seconds"] or 0.0 for r in rows]
-    stages = ("in_retrieved_text", "in_answer_page_text", "in_one_passage", "in_any_claim", "found")
-    funnel = {s: sum(f[s] for r in rows for f in r["facts"]) for s in stages}
-    summary = {
-        "objectives": len(rows),
-        "fact_recall": found / facts if facts else None,
-        "fact_recall_macro": statistics.mean(r["fact_recall"] for r in rows),
-        "facts_found": found,
-        "facts_total": facts,
-        "on_answer_page_share": on_page / cited if cited else None,
-        "on_answer_page_share_macro": statistics.mean(shares) if shares else None,
-        "cited_claims": cited,
-        "cited_on_answer_page": on_page,
-        "deliverable_rate": sum(r["deliverable"] for r in rows) / len(rows),
-        "exit_zero_rate": sum(r["exit_code"] == 0 for r in rows) / len(rows),
-        "seconds_mean": statistics.mean(secs),
-        "seconds_median": statistics.median(secs),
-        "seconds_total": sum(secs),
-        "cpu_seconds_mean": statistics.mean(r.get("cpu_seconds") or 0.0 for r in rows),
-        "cpu_seconds_median": statistics.median(r.get("cpu_seconds") or 0.0 for r in rows),
-        "answer_page_in_candidates_rate": sum(r["answer_page_in_candidates"] for r in rows) / len(rows),
-        "answer_page_retrieved_rate": sum(r["answer_page_retrieved"] for r in rows) / len(rows),
-        "fact_funnel": {"total": facts, **funnel},
-    }
-    return summary
-
-
-def pct(value: float | None) -> str:
-    return "  -" if value is None else f"{100 * value:3.0f}%"
-
-
-def print_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    print(
-        f"\n{'objective':34} {'facts':>5} {'recall':>6} {'on-page':>7} {'cited':>5} {'deliv':>5} "
-        f"{'exit':>4} {'secs':>6}  funnel: cand/retr | text/prose/claim"
-    )
-    for r in rows:
-        stage = {
-            k: sum(f[k] for f in r["facts"]) for k in ("in_retrieved_text", "in_one_passage", "in_any_claim")
-        }
-        print(
-            f"{r['id']:34} {r['facts_found']:>2}/{r['facts_total']:<2} {pct(r['fact_recall']):>6} "
-            f"{pct(r['on_answer_page_share']):>7} {r['cited_claims']:>5} "
-            f"{'yes' if r['deliverable'] else 'NO':>5} "
-            f"{'-' if r['exit_code'] is None else r['exit_code']:>4} {r['seconds'] or 0:6.1f}  "
-            f"{'Y' if r['answer_page_in_candidates'] else 'n'}/"
-            f"{'Y' if r['answer_page_retrieved'] else 'n'} | "
-            f"{stage['in_retrieved_text']}/{stage['in_one_passage']}/{stage['in_any_claim']}"
-        )
-    s = summary
-    print(
-        f"\nfact recall {pct(s['fact_recall'])} ({s['facts_found']}/{s['facts_total']} facts; "
-        f"macro {pct(s['fact_recall_macro'])})   on-answer-page share {pct(s['on_answer_page_share'])} "
-        f"({s['cited_on_answer_page']}/{s['cited_claims']} cited claims; "
-        f"macro {pct(s['on_answer_page_share_macro'])})"
-    )
-    print(
-        f"deliverable {pct(s['deliverable_rate'])} of runs, exit 0 {pct(s['exit_zero_rate'])}; "
-        f"seconds per run mean {s['seconds_mean']:.1f}, median {s['seconds_median']:.1f} "
-        f"(total {s['seconds_total']:.0f}); CPU seconds mean {s['cpu_seconds_mean']:.1f}, "
-        f"median {s['cpu_seconds_median']:.1f}"
-    )
-    fun = s["fact_funnel"]
-    print(
-        f"answer page among the candidates in {pct(s['answer_page_in_candidates_rate'])} of runs, "
-        f"retrieved in {pct(s['answer_page_retrieved_rate'])}; of {fun['total']} facts: "
-        f"{fun['in_retrieved_text']} in the retrieved text, "
-        f"{fun['in_one_passage']} inside one prose passage, "
-        f"{fun['in_any_claim']} in a claim, {fun['found']} in a cited supported claim"
-    )
-
-
 def git_state() -> dict[str, Any]:
     def git(*args: str) -> str:
         try:
@@ -767,6 +481,16 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--devset", type=Path, default=DEFAULT_DEVSET, help="the dev set (YAML)")
     parser.add_argument(
         "--only", action="append", default=[], metavar="ID", help="run only this objective (repeat)"
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], dest="sets", metavar="CORPUS", help="run only this set (repeat)"
+    )
+    parser.add_argument(
+        "--ranking-dir",
+        type=Path,
+        metavar="DIR",
+        help="leave-one-set-out: run each objective with DIR/<its set>.json, the sentence ranking fitted "
+        "without its set (bench/fit_ranking.py --loso DIR writes them)",
     )
     parser.add_argument(
         "--runs-dir", type=Path, help="keep every run's trace here (default: a temporary dir)"
@@ -808,6 +532,11 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
         if unknown:
             raise BenchError(f"no objective {', '.join(sorted(unknown))} in {args.devset}")
         objectives = [o for o in objectives if o.id in set(args.only)]
+    if args.sets:
+        unknown = set(args.sets) - set(corpora)
+        if unknown:
+            raise BenchError(f"no set {', '.join(sorted(unknown))} in {args.devset}")
+        objectives = [o for o in objectives if o.corpus in set(args.sets)]
     for spec in args.port:
         name, _, port = spec.partition("=")
         if name not in corpora or not port.isdigit():
@@ -851,6 +580,8 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
         "brief": devset.get("brief") or {},
         "brief_overrides": overrides,
         "only": args.only,
+        "sets": args.sets,
+        "ranking_dir": os.path.relpath(args.ranking_dir.resolve(), ROOT) if args.ranking_dir else None,
         "runs_dir": None,
         "python": sys.version.split()[0],
         "summary": {},
@@ -893,7 +624,13 @@ def _main(args: argparse.Namespace, run_args: list[str]) -> int:
             )
         for i, obj in enumerate(objectives, 1):
             print(f"[{i}/{len(objectives)}] {obj.id} ...", file=sys.stderr, flush=True)
-            row = run_one(obj, servers[obj.corpus], work, run_args, env, args.timeout)
+            run_env = env
+            if args.ranking_dir:
+                weights = (args.ranking_dir / f"{obj.corpus}.json").resolve()
+                if not weights.is_file():
+                    raise BenchError(f"no ranking fitted without {obj.corpus}: {weights} is missing")
+                run_env = {**env, "RESEARCH_ENGINE_RANKING": str(weights)}
+            row = run_one(obj, servers[obj.corpus], work, run_args, run_env, args.timeout)
             rows.append(row)
             print(
                 f"    {row['facts_found']}/{row['facts_total']} facts, "
@@ -941,8 +678,11 @@ def _relative(rows: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
 def report(rows: list[dict[str, Any]], payload: dict[str, Any], work: Path, out_json: Path | None) -> int:
     payload["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     payload["summary"] = summarize(rows)
+    payload["by_set"] = by_group(rows, "corpus")
+    payload["by_genre"] = by_group(rows, "genre")
     payload["objectives"] = _relative(rows, work)
     print_table(rows, payload["summary"])
+    print_groups(rows)
     if out_json:
         write_json(out_json, payload)
         print(f"\nresults: {os.path.relpath(out_json, Path.cwd())}")

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from research_engine.terms import PHRASAL_VERBS, STOP_WORDS, fold, phrasal_compounds, synonyms, words
 
@@ -120,13 +121,70 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
 NEAR_WORDS = 12  # a figure or version this many words from the subject can be its value
 _NUMBER_A = re.compile(rf"\b(?:\d[\d,.]*|{'|'.join(_NUMBER_WORDS.split())})\b", re.IGNORECASE)
 _IDENTIFIER_A = re.compile(r"\b(?:rfc|pep|cve|bpo|gh|#)\s*-?\d+|\bticket\s+#?\d+|(?<!\w)#\d+", re.IGNORECASE)
-# A name: a code-like token (snake_case, dotted.name, call(), --flag, CamelCase) or a capitalised word
+# A name: a code-like token (snake_case, dotted.name, call(), --flag, -y, CamelCase) or a capitalised word
 # that does not open the sentence.
 _CODE_A = re.compile(
-    r"`[^`]+`|\b[A-Za-z]\w*_\w+\b|\b[a-z_]\w*(?:\.\w+)+\b|\b\w+\(\)|(?<![\w-])--?[a-z][\w-]+|"
+    r"`[^`]+`|\b[A-Za-z]\w*_\w+\b|\b[a-z_]\w*(?:\.\w+)+\b|\b\w+\(\)|(?<![\w-])--?[a-zA-Z][\w:-]*(?![\w-])|"
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[A-Z]{2,}\w*\b"
 )
 _CAPITAL_A = re.compile(r"(?<=[a-z,;] )[A-Z][\w-]+")
+
+
+class Mechanism(StrEnum):
+    """What answers a "how do I" in technical documentation: the name of an option, a setting, a function
+    or a command (issue 32: the answer is usually a term in a reference list, not prose)."""
+
+    OPTION = "option"
+    SETTING = "setting"
+    FUNCTION = "function"
+    COMMAND = "command"
+
+
+# A token of each kind, as documentation writes it: "-y", "--max-old-space-size=SIZE", "-c:v"; SHARE_HISTORY,
+# pool_pre_ping, CONN_MAX_AGE; test_client(), app.config.from_file; `compinit`, {% csrf_token %}.
+MECHANISM_RE: dict[Mechanism, re.Pattern[str]] = {
+    Mechanism.OPTION: re.compile(r"(?<![\w-])--?[A-Za-z][\w:-]*(?:\[[^\]\s]*\])?(?:=[^\s,;]+)?"),
+    Mechanism.SETTING: re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[A-Z]{3,}[0-9]*\b"),
+    Mechanism.FUNCTION: re.compile(r"\b[A-Za-z_][\w.]*\(\)|\b[a-z_]\w*(?:\.[A-Za-z_]\w*)+\b"),
+    Mechanism.COMMAND: re.compile(r"`[^`\s]+[^`]*`|\{%\s*\w+[^%]*%\}"),
+}
+# The question's own word for what it wants ("which option", "what setting", "a command to ...").
+_MECHANISM_Q: dict[Mechanism, re.Pattern[str]] = {
+    Mechanism.OPTION: re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?|command[- ]line)\b", re.I),
+    Mechanism.SETTING: re.compile(
+        r"\b(?:settings?|variables?|parameters?|configur\w*|config|environment)\b", re.I
+    ),
+    Mechanism.FUNCTION: re.compile(r"\b(?:functions?|methods?|api|class(?:es)?|decorators?|call)\b", re.I),
+    Mechanism.COMMAND: re.compile(r"\b(?:commands?|builtins?|tools?|utilit(?:y|ies))\b", re.I),
+}
+
+
+def mechanism_asked(question: str) -> Mechanism | None:
+    """The kind of mechanism a "how do I" names as its answer, when its words say so ("Which option ...",
+    "... with a setting"); None for other questions and for a how-to that does not say (most do not)."""
+    if expected_kind(question) not in (AnswerKind.PROCEDURE, AnswerKind.NAME):
+        return None
+    return next((kind for kind, pattern in _MECHANISM_Q.items() if pattern.search(question)), None)
+
+
+def mechanisms_named(text: str, question: str = "") -> dict[Mechanism, list[str]]:
+    """The option, setting, function and command names `text` writes, by kind; none that `question` itself
+    writes (a question naming `SESSION_COOKIE_AGE` is answered by what it says of it, not by its name)."""
+    asked = _written_tokens(question)
+    out: dict[Mechanism, list[str]] = {}
+    for kind, pattern in MECHANISM_RE.items():
+        found = [m.group(0) for m in pattern.finditer(text) if m.group(0).casefold() not in asked]
+        if found:
+            out[kind] = found
+    return out
+
+
+@lru_cache(maxsize=256)
+def _written_tokens(question: str) -> frozenset[str]:
+    """What `question` writes, casefolded, as the mechanism patterns would cut it."""
+    return frozenset(
+        m.group(0).casefold() for pattern in MECHANISM_RE.values() for m in pattern.finditer(question)
+    )
 
 
 @dataclass(frozen=True)
@@ -157,8 +215,13 @@ class AnswerScore:
 
 def key_terms(text: str) -> list[str]:
     """The folded key terms of a question or claim, in order, unique."""
+    return list(_key_terms(text))
+
+
+@lru_cache(maxsize=1024)
+def _key_terms(text: str) -> tuple[str, ...]:
     folded = [fold(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
-    return list(dict.fromkeys(folded + phrasal_compounds(text)))
+    return tuple(dict.fromkeys(folded + phrasal_compounds(text)))
 
 
 def claim_terms(text: str) -> list[str]:
@@ -177,10 +240,16 @@ def identifier_parts(term: str) -> list[str]:
     return [fold(p) for p in term.split("_") if len(p) > 1 and p not in STOP_WORDS]
 
 
+@lru_cache(maxsize=1024)
 def expected_kind(question: str) -> AnswerKind:
     """What kind of answer `question` asks for: the first of `_KIND_RULES` its wording matches. "What
-    changed in PostgreSQL 15 about ..." names its version: it asks what the change was, not when."""
+    changed in PostgreSQL 15 about ..." names its version: it asks what the change was, not when. A
+    question that opens "how do I ..." asks for a procedure whatever it mentions on the way ("How do I set
+    how many history lines zsh keeps", "How do I raise the maximum heap memory"): the answer is the
+    setting or option that does it, not a figure."""
     text = " ".join(question.split())
+    if _PROCEDURE_Q.search(text) and not _IDENTIFIER_Q.search(text):
+        return AnswerKind.PROCEDURE
     kind = next((kind for pattern, kind in _KIND_RULES if pattern.search(text)), AnswerKind.EXPLANATION)
     if kind == AnswerKind.VERSION and _CHANGED_Q.search(text) and _VERSION_A.search(text):
         return AnswerKind.EXPLANATION

@@ -76,6 +76,7 @@ VARIABLES: dict[str, str] = {
     "RESEARCH_ENGINE_ALLOW_PRIVATE": "allow_private",
     "RESEARCH_ENGINE_ALLOW_HOSTS": "allow_hosts",
     "RESEARCH_ENGINE_CACHE_DIR": "cache_dir",
+    "RESEARCH_ENGINE_RANKING": "ranking",
     **{var: f"base_urls.{name}" for name, var in BASE_URL_VARS.items()},
 }
 # Fields that hold credentials: never recorded, never shown.
@@ -136,6 +137,7 @@ class Settings:
     # Hosts (HOST or HOST:PORT) allowed despite a private address; net.guard.parse_allow_host checks them.
     allow_hosts: tuple[str, ...] = ()
     cache_dir: Path | None = None  # None: ~/.cache/research-engine
+    ranking: Path | None = None  # other weights for the extractive sentence ranking (None: the shipped ones)
     secret_values: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
@@ -170,6 +172,9 @@ class Settings:
                 h.strip() for h in (_text(env, "RESEARCH_ENGINE_ALLOW_HOSTS") or "").split(",") if h.strip()
             ),
             cache_dir=Path(cache).expanduser() if cache else None,
+            ranking=Path(ranking).expanduser()
+            if (ranking := _text(env, "RESEARCH_ENGINE_RANKING"))
+            else None,
             # Longest first, so no secret is scrubbed half by a shorter one it contains.
             secret_values=tuple(sorted(secrets, key=len, reverse=True)),
         )

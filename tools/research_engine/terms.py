@@ -15,6 +15,7 @@ question's ("restrict" -> "limit", "turn ... on" -> "enable"), from a short list
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 WORD_RE = re.compile(r"\d+(?:\.\d+)+|[^\W_]+(?:_[^\W_]+)*", re.UNICODE)
 
@@ -117,8 +118,10 @@ def phrasal_compounds(text: str) -> list[str]:
     return [fold(verb) + particle for verb, particle in _PHRASAL_RE.findall(text.lower())]
 
 
+@lru_cache(maxsize=65536)
 def fold(word: str) -> str:
-    """A light suffix fold of one lowercased word; numbers and identifiers come back unchanged."""
+    """A light suffix fold of one lowercased word; numbers and identifiers come back unchanged (cached: a
+    page's sentences fold the same few thousand words over and over)."""
     if len(word) <= 3 or not word.isalpha():
         return word
     stripped = False

@@ -28,15 +28,22 @@ def quality():
 
 def test_the_dev_set_is_honest_in_shape(quality):
     corpora, objectives, data = quality.load_devset(ROOT / "bench" / "quality_devset.yaml")
-    assert len(objectives) >= 24
+    assert len(objectives) >= 60
     counts = {name: sum(o.corpus == name for o in objectives) for name in corpora}
-    assert counts == {"django": 13, "postgresql": 13}
-    assert {c.package for c in corpora.values()} == {"python-django-doc", "postgresql-doc-15"}
+    assert counts["django"] == 13 and counts["postgresql"] == 13  # issue 12's objectives, kept as they were
+    assert len(counts) >= 4 and all(n >= 8 for n in counts.values())  # each set enough to leave out alone
+    assert {"python-django-doc", "postgresql-doc-15"} <= {c.package for c in corpora.values()}
     for obj in objectives:
-        assert 2 <= len(obj.facts) <= 4, obj.id
+        assert 1 <= len(obj.facts) <= 4, obj.id
         assert obj.answer_pages and all(p.endswith(".html") for p in obj.answer_pages), obj.id
         assert obj.objective.endswith("?"), obj.id
-    assert "python3.11" not in json.dumps(data)
+        assert obj.genre in {"reference", "release-notes", "tutorial", "faq", "how-to"}, obj.id
+        assert not obj.answer or obj.genre in {"how-to", "faq"}, obj.id  # "how do I": an option answers
+    assert {o.genre for o in objectives} == {"reference", "release-notes", "tutorial", "faq", "how-to"}
+    how_to = {o.corpus for o in objectives if o.answer}
+    assert {"ffmpeg", "zsh", "nodejs"} <= how_to  # toolchains the issue 12 set did not have
+    for reserved in ("python3.11", "git-doc", "bash-doc"):
+        assert reserved not in json.dumps(data)
 
 
 def test_a_reserved_package_is_refused(quality, tmp_path):
@@ -157,6 +164,19 @@ def test_the_scorer_counts_only_cited_supported_claims_by_their_latest_verdict(q
     assert row["answer_page_in_candidates"] and row["answer_page_retrieved"]
     # "128MB" is in the retrieved text only as a code passage; the sentence around it is cut there.
     assert found["128mb"]["in_retrieved_text"] and not found["128mb"]["in_one_passage"]
+
+
+def test_how_to_named_wants_the_option_as_a_whole_token_in_a_cited_supported_claim(quality, trace):
+    obj = quality.Objective(
+        id="x", corpus="ffmpeg", objective="?", facts=["5432"], answer_pages=["a.html"], answer=["5432"]
+    )
+    assert quality.score(obj, quality.read_trace(trace, BASE))["answer_named"] is True
+    obj.answer = ["543"]  # inside a longer token: not named
+    assert quality.score(obj, quality.read_trace(trace, BASE))["answer_named"] is False
+    obj.answer = ["100"]  # only in a claim the deliverable does not cite
+    row = quality.score(obj, quality.read_trace(trace, BASE))
+    assert row["answer_named"] is False and row["answer_in_any_claim"] is True
+    assert quality.names("Use -y to overwrite.", "-y") and not quality.names("the -year flag", "-y")
 
 
 def test_a_run_without_a_trace_scores_zero(quality):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_engine.answering import with_parts
+from research_engine.answering import mechanisms_named, with_parts
 from research_engine.engine.extractive.text import TERMINAL_RE, is_claim_sentence, sentences, tokens
 from research_engine.engine.models import Passage, SourceText
 
@@ -48,6 +48,11 @@ ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at th
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+# An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
+ADMONITION_RE = re.compile(
+    r"^(?:notes?|important|tip|hint|warning|caution|danger|attention|see\s?also|todo|examples?)\W*$",
+    re.IGNORECASE,
+)
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
@@ -69,6 +74,9 @@ class SentenceCandidate:
     changelog: bool = False  # its page is release notes or a changelog (by its title)
     alone_index: int = -1  # a span with its entry's term: the index of the sentence alone
     head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
+    headings: tuple[str, ...] = ()  # the section headings above it, outermost first (`_section_path`)
+    entry_term: str = ""  # the text of the heading or definition term its entry opens with
+    example: bool = False  # quoted with the one-line example it introduces
 
 
 def _term_over_description(passages: list[Passage]) -> list[Passage]:
@@ -101,6 +109,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         title = set(tokens(source.title or ""))
         changelog = CHANGELOG_RE.search(source.title or "") is not None
         heading = title
+        section: tuple[str, ...] = ()  # the headings the passage sits under
         entry: list[str] = []  # the passages since the last heading or term, the heading first
         entry_headed = False  # the entry opens with a heading, not a definition term
         head_terms: set[str] = set()  # the own terms of the entry's heading or term
@@ -113,6 +122,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             if passage.kind != "heading" and _is_code(passage):
                 entry, intro = [], None  # an example line the extraction kept as text heads nothing
                 continue
+            if passage.kind == "heading":
+                section = _section_path(passage, section)
             if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
@@ -148,6 +159,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 cells = passage.text.split(" | ")
                 if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
                     out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
+                    out[-1].title, out[-1].changelog = title, changelog
+                    _place_in_section(out[-1:], section, entry[0] if entry else "")
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
@@ -198,8 +211,10 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     ):
                         # "... using the PRAGMA foreign_keys command. For example: sqlite> PRAGMA
                         # foreign_keys = ON;": the sentence, the lead-in and the one-line example.
-                        shown = f"{passage.text[spans[n - 1][0] : end]} {follows.text}"
-                        out.append(_candidate(shown, source.ref, s_index, position, heading))
+                        shown_text = f"{passage.text[spans[n - 1][0] : end]} {follows.text}"
+                        out.append(
+                            _candidate(shown_text, source.ref, s_index, position, heading, example=True)
+                        )
                     elif n == len(spans) - 1 and text.endswith(":"):
                         names = _named_items(passages[p_index + 1 :])
                         if names and len(f"{text} {names}".split()) <= ANTECEDENT_MAX_WORDS:
@@ -209,6 +224,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     rank = _place_in_entry(
                         out[first_new:], head_terms if entry else set(), rank, title, changelog
                     )
+                    _place_in_section(out[first_new:], section, entry[0] if entry else "")
                     continue
                 if n:
                     # "The method X performs ... It is a challenge-response scheme ... This is the most
@@ -240,10 +256,13 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
                         out.append(_candidate(joined, source.ref, s_index, position, heading))
-                if introduces_code and follows is not None and _quotable_example(follows.text):
+                shown = introduces_code and follows is not None and _quotable_example(follows.text)
+                if shown and follows is not None:
                     text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
-                out.append(_candidate(text, source.ref, s_index, position, heading))
-                if headed and not (set(tokens(before[0])) & set(out[-1].terms)):
+                out.append(_candidate(text, source.ref, s_index, position, heading, example=shown))
+                if headed and (
+                    not (set(tokens(before[0])) & set(out[-1].terms)) or _names_what_it_lacks(before[0], text)
+                ):
                     alone = set(out[-1].terms)
                     out.append(
                         _candidate(headed, source.ref, s_index, position, heading, head=before, alone=alone)
@@ -252,7 +271,15 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 rank = _place_in_entry(
                     out[first_new:], head_terms if entry else set(), rank, title, changelog
                 )
+                _place_in_section(out[first_new:], section, entry[0] if entry else "")
     return out
+
+
+def _names_what_it_lacks(term: str, sentence: str) -> bool:
+    """Does an entry's term name an option, setting or function the sentence under it does not write
+    ("--max-old-space-size=SIZE (in megabytes)" over "Sets the max memory size of V8's old memory section.")?
+    Then the sentence says what that name does, and is quoted with it."""
+    return any(name not in sentence for names in mechanisms_named(term).values() for name in names)
 
 
 def _named_items(after: list[Passage]) -> str:
@@ -287,6 +314,21 @@ def _antecedent(text: str, spans: list[tuple[int, int]], k: int, stop: int, tail
     return k
 
 
+def _section_path(passage: Passage, above: tuple[str, ...]) -> tuple[str, ...]:
+    """The headings a heading passage opens a section under: where the passage's heading path plugs in.
+    Passages carry no level yet, so a heading replaces the one above it, except an admonition's label
+    ("Important", "Note", "Warning"), which sits inside the section it is in. With a heading path on the
+    passage (issue 24's reading half), return that path here: every feature reading
+    `SentenceCandidate.headings` (`features.section_terms`) then sees the whole path unchanged."""
+    section = tuple(h for h in above if not ADMONITION_RE.match(h))
+    return (*section, passage.text) if ADMONITION_RE.match(passage.text) else (passage.text,)
+
+
+def _place_in_section(new: list[SentenceCandidate], section: tuple[str, ...], entry_term: str) -> None:
+    for cand in new:
+        cand.headings, cand.entry_term = section, entry_term
+
+
 def _place_in_entry(
     new: list[SentenceCandidate], head: set[str], rank: int, title: set[str], changelog: bool
 ) -> int:
@@ -306,10 +348,19 @@ def _candidate(
     row: bool = False,
     head: list[str] | None = None,
     alone: set[str] | None = None,
+    example: bool = False,
 ) -> SentenceCandidate:
     adds = set(with_parts(tokens(" ".join(head)))) - (alone or set()) if head and alone is not None else set()
     return SentenceCandidate(
-        text, ref, source_index, position, with_parts(tokens(text)), heading, row=row, head_adds=adds
+        text,
+        ref,
+        source_index,
+        position,
+        with_parts(tokens(text)),
+        heading,
+        row=row,
+        head_adds=adds,
+        example=example,
     )
 
 

@@ -286,8 +286,10 @@ def facets_of(objective: str) -> list[Facet]:
     out: list[Facet] = []
     for clause in [part for whole in _CLAUSE_SPLIT_RE.split(text) for part in _of_each(whole)]:
         clause = clause.strip(" ,.!?")
-        if not clause or not tokens(clause):
-            continue  # "when should each be used": no term of its own, the entities carry it
+        if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
+            # "when should each be used": no term of its own, the entities carry it ("how do I change it"
+            # has none either, but asks about the first clause's topic: kept, and resolved below)
+            continue
         facet = Facet(clause)
         found = _enumeration(clause)
         if found:
@@ -331,7 +333,7 @@ def _resolved(clause: str, first: Facet) -> str:
             # "What is the default behaviour?" after "How do I enable persistent connections": whose?
             return f"{clause} for {first.phrase}"
         return clause
-    topic = first.phrase
+    topic = _as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
     if plural:
@@ -367,6 +369,54 @@ def _plural_phrase(topic: str) -> str | None:
             start -= 1
         found = " ".join(said[start : i + 1])
     return found
+
+
+_DO_SUPPORT_RE = re.compile(
+    r"^(?P<wh>how|why|when|where|what)\s+(?P<aux>does|do|can|could|should|would|will|must)\s+(?P<rest>.+)$",
+    re.I,
+)
+_ASKERS = frozenset({"i", "we", "you", "one"})
+_SUBJECT_WORD_RE = re.compile(
+    r"^(?:[A-Z][\w.+#-]*|[\w.+#-]*[_.()][\w.+#()-]*)(?:'s)?$"
+)  # "SQLite", "asyncio.run()"
+
+
+def _as_object(facet: Facet) -> str:
+    """The facet's topic as the object of "of", "regarding" or a follow-up's verb: its phrase, or for a
+    question about how or what something does, an indirect question ("How does SQLite let readers ...
+    work" -> "how SQLite lets readers ... work"; "What does Node.js do by default" -> "what Node.js does by
+    default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
+    capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
+    clause = facet.clause.rstrip(" ?")
+    m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
+    if m is None:
+        return facet.phrase
+    said = m.group("rest").split()
+    if said and said[0].lower() in _ASKERS:
+        return facet.phrase  # "How do I enable X": the phrase already drops the asker and the verb
+    n = 0
+    while n < len(said) and _SUBJECT_WORD_RE.match(said[n]):
+        n += 1
+    if n == 0 or n >= len(said) or not said[n].isalpha() or not said[n].islower():
+        return facet.phrase
+    subject, verb, rest = " ".join(said[:n]), said[n], said[n + 1 :]
+    aux = m.group("aux").lower()
+    if aux == "does":
+        verb = _third_person(verb)
+    elif aux != "do":
+        verb = f"{aux} {verb}"
+    return " ".join([m.group("wh").lower(), subject, verb, *rest])
+
+
+def _third_person(verb: str) -> str:
+    """The verb as "it" takes it: let -> lets, pass -> passes, apply -> applies, have -> has."""
+    if verb in ("have", "be", "do", "go"):
+        return {"have": "has", "be": "is", "do": "does", "go": "goes"}[verb]
+    if verb.endswith(("s", "sh", "ch", "x", "z")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 def _question(clause: str) -> str:
@@ -460,7 +510,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding.
         extra.append(
-            (f"What are the limitations and drawbacks of {main.phrase}?", Angle.COUNTER, phrase_focus)
+            (f"What are the limitations and drawbacks of {_as_object(main)}?", Angle.COUNTER, phrase_focus)
         )
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
@@ -476,7 +526,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         extra.insert(
             0,
             (
-                f"What changed{_window(brief.get('recency'))} regarding {main.phrase}?",
+                f"What changed{_window(brief.get('recency'))} regarding {_as_object(main)}?",
                 Angle.TIME,
                 phrase_focus,
             ),

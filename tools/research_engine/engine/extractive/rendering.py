@@ -1,14 +1,13 @@
 """The extractive deliverable: "Answer", "Key findings", the claims by sub-question, then caveats and gaps.
 
-Owns `render_report` and the headings `report check` reads: a short answer first (the supported claims
-that best answer their sub-questions by `answering.answer_score`, at most `ANSWER_CLAIMS`, one per
-sub-question), one cited bullet per sub-question in Key findings (its best-answering supported claim),
-every supported or partial claim that answers its sub-question once under it, partial ones marked, and a
-caveat section naming gaps, refused claims and how many true but off-question claims were left out. When
-no claim answers any sub-question, the supported ones are listed under a gap heading as the closest
-statements found, never as the answer.
-States only what the claims state, with their ids and sources;
-writes nothing to disk (the engine does).
+Owns `render_report` and the headings `report check` reads: the direct answer first (`answer_paragraph`:
+the supported claims that best answer the objective's facets, at most `ANSWER_CLAIMS`, never a sentence
+that only names something or speaks of the page), one cited bullet per sub-question in Key findings (its
+best-answering supported claim), every supported or partial claim that answers its sub-question once under
+it, partial ones marked, and a caveat section naming gaps, refused claims and how many true but
+off-question claims were left out. When no claim answers any sub-question, the supported ones are listed
+under a gap heading as the closest statements found, never as the answer. States only what the claims
+state, with their ids and sources; writes nothing to disk (the engine does).
 """
 
 from __future__ import annotations
@@ -16,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from research_engine import answering
-from research_engine.engine.extractive.text import near_key
+from research_engine.engine.extractive.text import about_the_page, near_key, states_a_clause
 from research_engine.engine.models import Section
-from research_engine.vocabulary import Confidence, Verdict
+from research_engine.vocabulary import Angle, Confidence, Verdict
 
 # `report check` treats a heading naming a "caveat" or "gap" as a caveat area (markdown_blocks.CAVEAT_WORDS),
 # and a heading starting with "About" as framing (markdown_blocks.EXEMPT_WORDS): facts there need no citation.
@@ -36,17 +35,39 @@ def _sources_of(claim: dict[str, Any]) -> str:
     return ", ".join(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
 
 
-def answer_paragraph(stated: list[tuple[str, dict[str, Any], float]]) -> str | None:
-    """The supported claims that best answer their sub-questions, verbatim and cited, as one paragraph
-    (`stated`: (sub-question id, claim, answer score) in the report's order, each sentence once): the
-    best of each sub-question, the highest answer scores first, at most ANSWER_CLAIMS, in report order."""
-    best: dict[str, tuple[float, int]] = {}
-    for i, (sq, claim, score) in enumerate(stated):
-        if claim.get("verdict") == Verdict.SUPPORTED and (sq not in best or score > best[sq][0]):
-            best[sq] = (score, i)
-    if not best:
+def answer_paragraph(stated: list[tuple[str, dict[str, Any], float, bool]]) -> str | None:
+    """The direct answer: the supported claims that best answer the objective, verbatim and cited, as one
+    paragraph (`stated`: (sub-question id, claim, answer score, whether the sub-question is a facet of the
+    objective rather than an added angle) in the report's order, each sentence once).
+
+    The facets' claims answer the objective; the time and counter angles' only when no facet has one. A
+    sentence that names without saying (`text.states_a_clause`) or speaks of the page (`text.about_the_page`)
+    is no answer. Each facet's best claims in turn (highest answer score, then the ranking's order), the
+    first facet first, at most ANSWER_CLAIMS: the main question's best claim opens the paragraph, and a
+    single-facet objective gets its best claims, not one."""
+    usable = [
+        (i, sq, score, facet)
+        for i, (sq, claim, score, facet) in enumerate(stated)
+        if claim.get("verdict") == Verdict.SUPPORTED
+        and states_a_clause(str(claim.get("text") or ""))
+        and not about_the_page(str(claim.get("text") or ""))
+    ]
+    if any(facet for *_, facet in usable):
+        usable = [u for u in usable if u[3]]
+    if not usable:
         return None
-    chosen = sorted(sorted(best.values(), key=lambda b: (-b[0], b[1]))[:ANSWER_CLAIMS], key=lambda b: b[1])
+    by_sq: dict[str, list[tuple[float, int]]] = {}
+    for i, sq, score, _ in usable:
+        by_sq.setdefault(sq, []).append((-score, i))
+    queues = [sorted(ranked) for ranked in by_sq.values()]  # report order of sub-questions kept
+    chosen: list[tuple[int, int]] = []  # (facet order, index)
+    depth = 0
+    while len(chosen) < ANSWER_CLAIMS and any(depth < len(q) for q in queues):
+        for order, queue in enumerate(queues):
+            if depth < len(queue) and len(chosen) < ANSWER_CLAIMS:
+                chosen.append((order, queue[depth][1]))
+        depth += 1
+    chosen.sort()
     return " ".join(f"{stated[i][1]['text']} [{stated[i][1]['id']}]" for _, i in chosen)
 
 
@@ -57,7 +78,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     body: list[str] = []
     caveats: list[str] = []
     said: set[str] = set()  # a sentence is stated once even if two claims carry it
-    stated_all: list[tuple[str, dict[str, Any], float]] = []
+    stated_all: list[tuple[str, dict[str, Any], float, bool]] = []
     questions = [str(section.sq.get("text") or "") for section in sections]
     off_topic = 0
     closest: list[str] = []  # supported claims that answer nothing, for when nothing answers
@@ -80,7 +101,9 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             said.add(key)
             stated.append(claim)
             relevance[claim["id"]] = scored.score
-            stated_all.append((sq["id"], claim, scored.score))
+            stated_all.append(
+                (sq["id"], claim, scored.score, sq.get("angle") not in (Angle.TIME, Angle.COUNTER))
+            )
         body += [f"## {sq['id']}: {sq['text']}", ""]
         for claim in stated:
             caution = (

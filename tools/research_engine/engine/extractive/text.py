@@ -127,6 +127,63 @@ def is_claim_sentence(text: str) -> bool:
     return symbols / len(text) <= 0.03
 
 
+# A sentence about the page or its writing, not the subject: "This article explains ...", "This document
+# describes ...", "In this tutorial, we ...", "Author: ...", "See also ...".
+ABOUT_PAGE_RE = re.compile(
+    r"^(?:(?:this|the\s+present)\s+(?:article|document|page|chapter|section|tutorial|guide|manual|note|notes|"
+    r"part|appendix|book|release)\b(?:\s+\w+){0,3}\s+(?:explains?|describes?|covers?|documents?|lists?|"
+    r"introduces?|gives?|provides?|shows?|contains?|discuss(?:es)?|summari[sz]es?|is\s+(?:about|meant|intended))|"
+    r"in\s+this\s+(?:article|document|page|chapter|section|tutorial|guide|manual|part)\b|"
+    r"(?:authors?|written\s+by|maintainer|copyright|last\s+(?:updated|modified))\b\s*:?|"
+    r"see\s+(?:also|the)\b|for\s+(?:more|further)\s+(?:details|information)\b)",
+    re.IGNORECASE,
+)
+
+
+def about_the_page(sentence: str) -> bool:
+    """Is `sentence` about the page or its writing ("This article explains ...", "Author: ...")?"""
+    return ABOUT_PAGE_RE.match(sentence) is not None
+
+
+_AUXILIARIES = frozenset(
+    """is are was were be been being am has have had do does did can cannot could will would shall should may
+    might must isn't aren't wasn't weren't hasn't haven't doesn't don't didn't can't couldn't won't wouldn't
+    shouldn't mustn't""".split()  # noqa: SIM905 (a word list reads better as text)
+)
+_NOT_VERB_BEFORE = frozenset(
+    "a an the of in on for to with by from at as and or this that these those its".split()  # noqa: SIM905
+)
+_OPENING_WORD_RE = re.compile(r"^\s*([A-Za-z][\w-]*)")
+
+
+def states_a_clause(sentence: str) -> bool:
+    """Does `sentence` say something, rather than name something ("The write-ahead log file, usually named
+    "X-wal".")? A light check, no parser: an auxiliary or modal verb, a word that reads as a finite verb
+    (-s or -ed right after a word that can be a subject and before more words: "SQLite maintains ..."), an
+    imperative or entry description opening with a capitalised word that is not an article ("Overwrite
+    output files without asking."), or an entry's term in front ("-y (global) ...")."""
+    said = sentence.split()
+    lowered = [w.strip(".,;:()\"'").lower() for w in said]
+    if any(w in _AUXILIARIES for w in lowered):
+        return True
+    opening = _OPENING_WORD_RE.match(sentence)
+    if opening is None or opening.group(1).lower() not in _NOT_VERB_BEFORE:
+        return True  # an entry's term, a code token or an imperative opens it
+    for i in range(1, len(said) - 1):  # a verb has something after it: "... of jsonify responses." names
+        word, before = lowered[i], said[i - 1]
+        if (
+            not said[i].endswith((",", ";", ":"))
+            and len(word) > 3
+            and word.isalpha()
+            and (word.endswith("ed") or (word.endswith("s") and not word.endswith(("ss", "us", "is", "ous"))))
+            and not before.endswith(",")
+            and lowered[i - 1] not in _NOT_VERB_BEFORE
+            and not (lowered[i - 1].endswith("ly") and i >= 2 and said[i - 2].endswith(","))
+        ):
+            return True
+    return False
+
+
 def near_key(text: str) -> str:
     """A sentence's identity for de-duplication: its lowercased words, punctuation and spacing ignored."""
     return " ".join(words(text))

@@ -1,0 +1,265 @@
+"""The extractive model's fitted sentence ranking (issues 24, 32): the features it reads, the weights it
+ships, the rules it keeps, and the deliverable's direct answer.
+
+What a feature says is pinned here on real sentences; how much it counts is the fit's (bench/fit_ranking.py),
+so no test pins a weight's value, only that the shipped file fits the features and was fitted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_extractive_reference_docs import source
+
+from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
+from research_engine.engine.extractive import features, ranker
+from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
+from research_engine.engine.extractive.picking import RULES, Chosen, read_candidates
+from research_engine.engine.extractive.plan import plan_of
+from research_engine.engine.extractive.rendering import answer_paragraph
+from research_engine.engine.extractive.text import about_the_page, states_a_clause
+from research_engine.engine.models import Passage, SourceText
+from research_engine.errors import BadInput
+
+
+def test_every_feature_says_why_it_may_matter_and_the_shipped_weights_fit_them():
+    assert all(reason for _, reason in features.FEATURES.values())
+    data = json.loads(ranker.WEIGHTS_FILE.read_text(encoding="utf-8"))
+    assert set(data["weights"]) == set(features.FEATURE_NAMES)
+    assert data["fitted"]["on"] and data["fitted"]["at"]  # the card's facts travel with the weights
+    assert ranker.WEIGHTS_FILE.with_suffix(".md").is_file()
+    shipped = ranker.default_ranker()
+    assert len(shipped.weights) == len(features.FEATURE_NAMES) and shipped.keep_margin > 0
+
+
+def test_weights_for_a_feature_that_does_not_exist_are_refused(tmp_path, monkeypatch):
+    bad = tmp_path / "w.json"
+    bad.write_text(
+        json.dumps({"schema": ranker.SCHEMA, "weights": {"no_such_feature": 1.0}, "keep_margin": 1})
+    )
+    monkeypatch.setenv(ranker.WEIGHTS_ENV, str(bad))
+    with pytest.raises(BadInput, match="unknown features no_such_feature"):
+        ranker.default_ranker()
+    monkeypatch.setenv(ranker.WEIGHTS_ENV, str(tmp_path / "missing.json"))
+    with pytest.raises(BadInput, match="cannot read ranking weights"):
+        ranker.default_ranker()
+
+
+def test_other_weights_change_the_order_and_nothing_else(tmp_path):
+    question = "What is the default value of shared_buffers in PostgreSQL?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    page = source("postgresql-15-runtime-config-resource.html")
+    view, picks = read_candidates(brief, sq, [page])
+    assert view is not None
+    only_lead = ranker.Ranker(tuple(float(n == "lead") for n in features.FEATURE_NAMES), 1.0)
+    scores = [only_lead.score(p.scored.values) for p in picks]
+    assert scores == [p.scored.values[features.FEATURE_NAMES.index("lead")] for p in picks]
+
+
+def test_the_rules_are_named_and_say_why():
+    assert len({r.name for r in RULES}) == len(RULES)
+    assert all(r.reason and r.name == r.name.lower() for r in RULES)
+    assert {r.name for r in RULES if r.alone} == {
+        "shares-no-term",
+        "off-subject",
+        "entry-term-off-question",
+        "lookup-without-answer",
+        "puts-answer-off",
+        "row-explains-nothing",
+    }
+
+
+def _cand(text: str, **kw: object) -> SentenceCandidate:
+    base = SentenceCandidate(text, "SQ-01/SRC-01", 0, 1, features.tokens(text), set())
+    for key, value in kw.items():
+        setattr(base, key, value)
+    return base
+
+
+def _view(question: str, objective: str | None = None) -> features.QuestionView:
+    brief = {"objective": objective or question, "claim_types": ["technical"]}
+    return features.question_view(brief, {"id": "SQ-01", "text": question}, [], [])
+
+
+def _value(name: str, cand: SentenceCandidate, view: features.QuestionView) -> float:
+    (scored,) = features.score_pool([cand], view)
+    return scored.values[features.FEATURE_NAMES.index(name)]
+
+
+def test_a_section_about_something_else_is_read_from_the_headings_above_the_sentence():
+    view = _view("Which transaction isolation levels does PostgreSQL support?")
+    text = "Read Committed is the default isolation level in PostgreSQL."
+    assert _value("heading_off", _cand(text, headings=("Transaction Isolation",)), view) == 0
+    assert _value("heading_off", _cand(text, headings=("Serialization Failure Handling",)), view) == 1
+    # An admonition's title sits inside its section: the section's heading still counts.
+    page = SourceText(
+        "SQ-01/SRC-01",
+        "Transaction Isolation",
+        "http://127.0.0.1/t.html",
+        [
+            Passage("p01", "13.2. Transaction Isolation", "heading"),
+            Passage("p02", "Important", "heading"),
+            Passage("p03", text),
+        ],
+    )
+    (cand,) = [c for c in sentence_candidates([page]) if c.text == text]
+    assert cand.headings == ("13.2. Transaction Isolation", "Important")
+    assert _value("heading_off", cand, view) == 0
+
+
+def test_pages_about_another_version_and_release_notes_are_features_not_special_cases():
+    view = _view("What changed in PostgreSQL 15 about the public schema?")
+    text = "Remove PUBLIC creation permission on the public schema (Noah Misch)."
+    notes = _cand(text, title={"release", "15"}, changelog=True)
+    other = _cand(text, title={"release", "14"}, changelog=True)
+    assert _value("version_match", notes, view) == 1 and _value("version_other", notes, view) == 0
+    assert _value("version_other", other, view) == 1
+    assert _value("changelog_change", notes, view) == 1
+    lookup = _view("What is the default owner of the public schema in PostgreSQL 15?")
+    assert _value("changelog_other", notes, lookup) == 1
+
+
+@pytest.mark.parametrize(
+    ("sentence", "about"),
+    [
+        ("This article explains the new features in Python 3.10, compared to 3.9.", True),
+        ("Author: Pablo Galindo Salgado", True),
+        ("In this tutorial, we will build a basic blog application.", True),
+        ("This option both imports new commands from the history file.", False),
+        ("This parameter can only be set in the postgresql.conf file.", False),
+    ],
+)
+def test_a_sentence_about_the_page_is_told_from_one_about_the_subject(sentence, about):
+    assert about_the_page(sentence) is about
+
+
+@pytest.mark.parametrize(
+    ("sentence", "says"),
+    [
+        ('The write-ahead log file, usually named "X-wal".', False),
+        ("The age of session cookies, in seconds.", False),
+        ("The mimetype of jsonify responses.", False),
+        ("While a database connection is open on a WAL-mode database, SQLite maintains an extra file.", True),
+        ("-y (global) Overwrite output files without asking.", True),
+        ("Overwrite output files without asking.", True),
+        ("The test client makes requests to the application without running a live server.", True),
+        ("Read Committed is the default isolation level in PostgreSQL.", True),
+    ],
+)
+def test_a_fragment_is_told_from_a_sentence_that_says_something(sentence, says):
+    assert states_a_clause(sentence) is says
+
+
+def test_how_to_answers_name_options_settings_functions_and_commands():
+    named = mechanisms_named(
+        "-y (global) Overwrite output files without asking.", "How do I overwrite files?"
+    )
+    assert named == {Mechanism.OPTION: ["-y"]}
+    assert mechanisms_named("SHARE_HISTORY <K> This option both imports ...")[Mechanism.SETTING] == [
+        "SHARE_HISTORY"
+    ]
+    assert Mechanism.FUNCTION in mechanisms_named("Use app.test_client() to send requests.")
+    # What the question itself names is not its answer.
+    assert not mechanisms_named("Set HISTSIZE to 1000.", "How do I set HISTSIZE?")
+    assert mechanism_asked("Which option makes ffmpeg overwrite its output?") == Mechanism.OPTION
+    assert mechanism_asked("How do I make ffmpeg overwrite its output?") is None  # it does not say
+
+
+def test_a_how_to_sentence_under_an_option_entry_is_read_as_describing_it():
+    view = _view("How do I make ffmpeg overwrite output files without asking?")
+    entry = _cand("Overwrite output files without asking.", entry_term="-y (global)")
+    prose = _cand("Output files are overwritten when asked.", entry_term="5.4 Main options")
+    assert _value("entry_of_mechanism", entry, view) == 1 and _value("entry_of_mechanism", prose, view) == 0
+
+
+def test_an_angle_question_about_how_something_works_stays_grammatical():
+    texts = [
+        p.text
+        for p in plan_of(
+            {
+                "objective": "How does SQLite let readers and writers work on one database at the same time, "
+                "and when should an application switch to write-ahead logging (WAL) mode?",
+                "claim_types": ["factual", "technical"],
+            }
+        )
+    ]
+    lets = "of how SQLite lets readers and writers work on one database at the same time?"
+    assert f"What are the limitations and drawbacks {lets}" in texts
+    assert not any("of SQLite let readers" in t for t in texts)
+
+
+def _claim(cid: str, text: str) -> dict[str, object]:
+    return {"id": cid, "text": text, "verdict": "supported", "evidence": [{"source": "SQ-01/SRC-01"}]}
+
+
+def test_the_answer_states_the_main_questions_best_claims_first_and_never_a_fragment_or_the_page():
+    stated = [
+        ("SQ-01", _claim("CLM-01", 'The write-ahead log file, usually named "X-wal".'), 1.0, True),
+        ("SQ-01", _claim("CLM-02", "WAL mode permits simultaneous readers and writers."), 0.9, True),
+        ("SQ-01", _claim("CLM-03", "This article explains how WAL mode works in SQLite."), 0.9, True),
+        (
+            "SQ-01",
+            _claim("CLM-04", "Readers do not block writers and a writer does not block readers."),
+            0.8,
+            True,
+        ),
+        (
+            "SQ-02",
+            _claim("CLM-05", "An application should use WAL when it has many concurrent readers."),
+            0.7,
+            True,
+        ),
+        ("SQ-03", _claim("CLM-06", "WAL does not work over a network filesystem."), 1.0, False),
+    ]
+    answer = answer_paragraph(stated)
+    assert answer is not None
+    assert answer.startswith("WAL mode permits simultaneous readers and writers. [CLM-02]")
+    assert "CLM-01" not in answer and "CLM-03" not in answer  # a fragment, a sentence about the page
+    assert "CLM-05" in answer and "CLM-04" in answer  # the second facet answers too; the main one twice
+    assert "CLM-06" not in answer  # the counter angle only when no facet has a claim
+
+
+def _page(*passages: tuple[str, str]) -> SourceText:
+    return SourceText(
+        "SQ-01/SRC-01",
+        "Command-line API",
+        "http://127.0.0.1/cli.html",
+        [Passage(f"p{i:02d}", text, kind) for i, (kind, text) in enumerate(passages, 1)],
+    )
+
+
+def test_an_option_heading_is_quoted_with_the_sentence_describing_it():
+    # Node.js's API docs: the option is an <h4>, its description the paragraph under it; the sentence
+    # shares "max" and "size" with the option's name but not the name itself.
+    page = _page(
+        ("heading", "--max-old-space-size=SIZE (in megabytes)#"),
+        ("paragraph", "Sets the max memory size of V8's old memory section."),
+    )
+    texts = [c.text for c in sentence_candidates([page])]
+    assert (
+        "--max-old-space-size=SIZE (in megabytes)# Sets the max memory size of V8's old memory section."
+        in texts
+    )
+
+
+def test_a_how_to_keeps_an_option_entry_whose_term_the_question_does_not_name():
+    # zsh's manual: "HIST_IGNORE_DUPS ( -h )" is the term, the description says what it does. For a how-to
+    # the term is the answer's name, not an unasked word the entry adds.
+    page = _page(
+        ("paragraph", "HIST_IGNORE_DUPS ( -h )"),
+        (
+            "paragraph",
+            "Do not enter command lines into the history list if they are duplicates of the previous event.",
+        ),
+    )
+    question = (
+        "How do I stop zsh from adding a command line to the history when it duplicates the previous one?"
+    )
+    view, picks = read_candidates({"objective": question}, {"id": "SQ-01", "text": question}, [page])
+    assert view is not None and view.procedure
+    (entry,) = [p for p in picks if p.cand.text.startswith("HIST_IGNORE_DUPS")]
+    assert entry.scored.answers
+    off_question = next(r for r in RULES if r.name == "entry-term-off-question")
+    assert not off_question.skips(entry, Chosen(view, 5, 3, 1.0))
