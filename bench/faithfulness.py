@@ -334,11 +334,7 @@ SWEEPABLE = {
     "MISSING_SHARE": "support",
     "MIN_MISSING_ALLOWED": "support",
     "RULE_B_MIN_WORDS": "support",
-    "FIGURE_MIN_WORDS": "support",
-    "CONTRAST_MIN_SIMILARITY": "support",
-    "SCOPE_WORDS": "support_spans",
-    "CLAUSE_WORDS": "support_spans",
-    "CONTEXT_WORDS": "support_spans",
+    "SCOPE_WORDS": "support_words",
 }
 
 

@@ -7,7 +7,9 @@ fresh copy. Nothing here reads files or the network; callers pass text in.
   Unicode NFKC (per character cluster, so offsets map back to the original),
   curly quotes and primes to straight quotes, every dash and minus to `-`,
   invisible characters (soft hyphen, zero-width) dropped, runs of whitespace to
-  one space, ends stripped. Case is kept: a quote is verbatim.
+  one space, no space inside brackets or before closing punctuation (readers
+  space inline markup differently: "( integer )" and "(integer)" are one text),
+  ends stripped. Case is kept: a quote is verbatim.
 - `find_quote`: exact match first, then a match after normalization; when the
   quote is not there, the closest window of the text and its similarity.
 - `numbers_in` / `numbers_supported`: numbers with scale words (thousand,
@@ -48,6 +50,8 @@ _QUOTE_MAP = {
 }
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d"
 _INVISIBLE = {"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+_NO_SPACE_AFTER = frozenset("([{")
+_NO_SPACE_BEFORE = frozenset(")]},.;:!?")
 
 
 def _fold_unit(unit: str) -> str:
@@ -84,12 +88,12 @@ def normalize_with_map(text: str) -> tuple[str, list[int]]:
         folded = _fold_unit(text[start:end])
         for ch in folded:
             if ch.isspace():
-                pending_space = bool(out)
+                pending_space = bool(out) and out[-1] not in _NO_SPACE_AFTER
                 continue
-            if pending_space:
+            if pending_space and ch not in _NO_SPACE_BEFORE:
                 out.append(" ")
                 origin.append(start)
-                pending_space = False
+            pending_space = False
             out.append(ch)
             origin.append(start)
     return "".join(out), origin

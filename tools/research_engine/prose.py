@@ -7,9 +7,8 @@ and the numbers, names and code tokens they state.
 - Numbers keep their unit and scale: "2 GB" is not "2 MB", "1.5 million" is not "1.5", "1,000" is "1000",
   "10%" is "10 percent"; a dotted version (3.7.0) is compared as written. A number written without a unit
   matches the same number with any unit.
-- Names are capitalised words that do not open their sentence (a possessive's "'s" dropped), acronyms and
-  CamelCase; code tokens are `backticked` spans, `call()`, snake_case, CONSTANT_CASE, dotted.names and
-  command-line flags (--flag, -P).
+- Names are capitalised words that do not open their sentence, acronyms and CamelCase; code tokens are
+  `backticked` spans, `call()`, snake_case, CONSTANT_CASE, dotted.names and --flags.
 
 `support` judges each sentence with these; this module only reads text. Pure and linear in the text.
 """
@@ -18,7 +17,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 CLAIM_REF_RE = re.compile(r"\[?\bCLM-[0-9]{2,}\b\]?")
 ASIDES_RE = re.compile(r"^\s*(?:\([^()]*\)\s*)+$")  # parentheticals only
@@ -57,7 +56,7 @@ UNITS = {
 }  # fmt: skip
 CODE_RES = (
     re.compile(r"[A-Za-z_][\w.]*\(\)"),  # call()
-    re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*"),  # --flags, -P
+    re.compile(r"(?<![\w-])--?[a-z][\w-]*"),  # --flags
     re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"),  # snake_case, CONSTANT_CASE
     re.compile(r"\b[a-z_][\w]*(?:\.[A-Za-z_][\w]*)+\b"),  # dotted.names
 )
@@ -74,7 +73,6 @@ class StatedNumber:
     raw: str
     value: float | str  # a dotted version stays a string
     unit: str | None
-    at: int = field(default=-1, compare=False)  # where it starts in the text it was read from
 
     def backed_by(self, other: StatedNumber) -> bool:
         if self.value != other.value:
@@ -96,7 +94,7 @@ def numbers(text: str) -> list[StatedNumber]:
                 value *= SCALES[unit_word]
         unit = UNITS.get(unit_word)
         raw = m.group(0) if (unit or unit_word in SCALES) else m.group("int") + frac
-        out.append(StatedNumber(raw.strip(), value, unit, m.start()))
+        out.append(StatedNumber(raw.strip(), value, unit))
     return out
 
 
@@ -127,7 +125,7 @@ def names(sentence: str) -> list[str]:
     first = re.search(r"[A-Za-z0-9]", text)
     out = []
     for m in NAME_RE.finditer(text):
-        word = re.sub(r"['’]s$", "", m.group(0)).strip("'’-")  # "Adve's" names Adve
+        word = m.group(0).strip("'’-")
         if len(word) < 2 or word.casefold() in UNITS or word.casefold() in SCALES:
             continue
         j = m.start() - 1

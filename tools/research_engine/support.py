@@ -38,29 +38,26 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from research_engine import prose, support_held, support_spans, terms
-from research_engine.support_held import CALL_RE, Held, code_base, code_in, stated_numbers
-from research_engine.support_spans import same_cue
+from research_engine import prose, terms
 from research_engine.support_words import (
+    BOUNDARY_WORDS,
     CAUSAL_RE,
-    MULTIPLIERS,
+    CLAIM_CAUSAL_RE,
     NEGATIONS,
     NEGATIVE_PREFIXES,
+    NUMBER_WORD_RE,
     NUMBER_WORDS,
     ONLY,
-    ORDER_WORDS,
-    SHORT_STEM_PREFIXES,
+    SCOPE_SKIP,
+    SCOPE_WORDS,
     STOP,
     STRENGTH_GROUP,
     STRONG_WORDS,
-    contrasts,
     normalise,
     stem,
     tokenize,
     word_stems,
 )
-
-__all__ = ["CALL_RE", "Held", "Judge", "Sentence", "Fault", "claim_texts", "stated_numbers"]
 
 KINDS = ("unsupported", "contradiction", "overclaim", "misattributed", "number", "name")
 UNCITED = "uncited"  # a fact sentence after its block's last citation (the block rule's, sentence-sized)
@@ -71,11 +68,117 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
-FIGURE_MIN_WORDS = 2  # a figure is the claim's for something else when two of the sentence's names say so
-CONTRAST_MIN_SIMILARITY = 0.3  # a listed opposite is the claims' where the sentence puts its word
 
+CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
+
+
+@dataclass(frozen=True)
+class Cue:
+    kind: str  # "neg" | "only"
+    word: str
+    scope: tuple[str, ...]  # stems it governs, in order
+    words: tuple[str, ...] = ()  # the same, as written
+
+
+def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
+    """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
+    those stems (what the text states only under a negation)."""
+    out = []
+    for i, token in enumerate(tokens):
+        kind = "neg" if token in NEGATIONS else "only" if token in ONLY else None
+        if kind is None:
+            continue
+        scope: list[str] = []
+        words: list[str] = []
+        for j in range(i + 1, len(tokens)):
+            nxt = tokens[j]
+            if not nxt[0].isalnum() or nxt in BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
+                break
+            if nxt in SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
+                continue
+            scope.append(stem(nxt))
+            words.append(nxt)
+            if covered is not None and kind == "neg":
+                covered.add(j)
+        out.append(Cue(kind, token.replace("_", " "), tuple(scope), tuple(words)))
+    return out
+
+
+@dataclass
+class Held:
+    """What a set of claims holds, prepared once: their text and quotes as the checks read them."""
+
+    ids: tuple[str, ...]
+    plain: str  # markup removed, case folded
+    stems: set[str]
+    cues: list[Cue]
+    affirmed: set[str]  # stems stated outside every negation
+    affirmed_words: set[str]  # the same words as written
+    strong: set[str]
+    causal: bool
+    numbers: list[prose.StatedNumber]
+    code: set[str]  # code tokens' bases (call arguments dropped), case folded
+    words: set[str]  # every token, case folded
+
+    @classmethod
+    def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
+        plain = prose.plain_text(" .\n".join(texts))  # a negation's reach ends with its text
+        tokens = tokenize(plain)
+        covered: set[int] = set()
+        cues = list(dict.fromkeys(_cues(tokens, covered)))
+        return cls(
+            ids=tuple(ids),
+            plain=plain.casefold(),
+            stems=word_stems(tokens),
+            cues=cues,
+            affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
+            affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
+            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
+            causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
+            numbers=stated_numbers(plain),
+            code={_code_base(t) for t in _code_in(plain)},
+            words=set(tokens),
+        )
+
+    def merged(self, other: Held) -> Held:
+        return Held(
+            ids=self.ids + other.ids,
+            plain=f"{self.plain} {other.plain}",
+            stems=self.stems | other.stems,
+            cues=list(dict.fromkeys(self.cues + other.cues)),
+            affirmed=self.affirmed | other.affirmed,
+            affirmed_words=self.affirmed_words | other.affirmed_words,
+            strong=self.strong | other.strong,
+            causal=self.causal or other.causal,
+            numbers=self.numbers + other.numbers,
+            code=self.code | other.code,
+            words=self.words | other.words,
+        )
+
+
+def stated_numbers(text: str) -> list[prose.StatedNumber]:
+    """`prose.numbers`, and number words from two to ninety ("three categories" is 3)."""
+    words = [prose.StatedNumber(m.group(0), NUMBER_WORDS[m.group(0).lower()], None)
+             for m in NUMBER_WORD_RE.finditer(text)]  # fmt: skip
+    return prose.numbers(text) + words
+
+
+def _code_in(text: str) -> list[str]:
+    return list(_code_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
+    return tuple([m.group(0) for m in CALL_RE.finditer(text)] + prose.code_tokens(text))
+
+
+def _code_base(token: str) -> str:
+    """A code token as compared: call arguments and trailing punctuation dropped, case folded."""
+    token = token.strip().strip("`").casefold()
+    token = re.sub(r"\(.*\)$", "", token)
+    return token.strip(".,;:")
 
 
 @dataclass(frozen=True)
@@ -157,7 +260,6 @@ class Judge:
         self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
         self.question_numbers = stated_numbers(self.question)
-        self.question_names = {n.casefold() for n in prose.names(self.question)}
         self.questions = sorted(
             {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
         )[::-1]
@@ -223,54 +325,24 @@ class Judge:
         return folded
 
     def _numbers(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        missing = []
-        said = {n.casefold() for n in prose.names(plain)} | {code_base(t) for t in code_in(plain)}
-        stated = stated_numbers(plain)
-        for n in stated:
-            if any(n.backed_by(b) for b in self.question_numbers):
-                continue
-            if not any(n.backed_by(b) for b in held.numbers):
-                missing.append(n.raw)
-                continue
-            rival = self._rival_figure(n, said, {m.value for m in stated}, held)
-            if rival is not None:
-                missing.append(f"{n.raw} (the claim's figure for that is {rival})")
+        backing = held.numbers + self.question_numbers
+        missing = [n.raw for n in stated_numbers(plain) if not any(n.backed_by(b) for b in backing)]
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
-    @staticmethod
-    def _rival_figure(
-        n: prose.StatedNumber, said: set[str], values: set[float | str], held: Held
-    ) -> str | None:
-        """A figure the claim holds, but for something else: in a claim text that tells two figures of one
-        kind, the sentence states one and not the other, none of the names told only with the one it
-        states, and two or more told only with the other."""
-        for figures in held.figures:
-            if n.value not in figures.units or any(figures.words.get(s) == {n.value} for s in said):
-                continue
-            for other, unit in figures.units.items():
-                if other in values or unit != n.unit or isinstance(other, str) != isinstance(n.value, str):
-                    continue
-                if sum(figures.words.get(s) == {other} for s in said) >= FIGURE_MIN_WORDS:
-                    return other if isinstance(other, str) else f"{other:g}"
-        return None
-
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        missing = [t for t in code_in(plain) if not self._code_held(t, held)]
+        missing = [t for t in _code_in(plain) if not self._code_held(t, held)]
         missing += [
             n
             for n in prose.names(plain)
             if not prose.holds(n, held.plain)
             and not prose.holds(n, self.question_plain)
-            and not any(n.casefold() in code_base(t) for t in missing)
+            and not any(n.casefold() in _code_base(t) for t in missing)
         ]
-        for kind, name in support_held.code_slots(plain.casefold()):  # "the function delete" for "close"
-            if held.slots.get(kind) and name not in held.slots[kind] and name not in held.words:
-                missing.append(name)
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
 
     def _code_held(self, token: str, held: Held) -> bool:
-        base = code_base(token)
+        base = _code_base(token)
         if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
             parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
             return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
@@ -278,11 +350,6 @@ class Judge:
             return True
         if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
             return True
-        call = re.fullmatch(r"([a-z_]\w*)\((\w+)\)", token.strip("`").casefold())
-        if call and len(call.group(1)) >= 3:  # cap(s): "the capacity of s"
-            name, arg = call.groups()
-            if re.search(rf"\b{re.escape(name)}\w*\s+of\s+{re.escape(arg)}\b", held.plain):
-                return True
         parts = base.split(".")
         for n in range(
             1, len(parts)
@@ -296,140 +363,68 @@ class Judge:
         return len(set(ending)) == 1
 
     def _content(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        code = {code_base(t) for t in code_in(plain)}
-        words = _content_words(tokens, code)
+        words = _content_words(tokens, {_code_base(t) for t in _code_in(plain)})
         if not words:
             return None
-        missing = [w for w in words if not _held_word(w, held) and not _carried(w, self.question_stems)]
+        missing = [
+            w
+            for w in words
+            if not _carried(w, held.stems)
+            and not _carried(w, self.question_stems)
+            and not any(_carried(f, held.stems) for f in _negative_forms(w) if len(f) < len(w))
+        ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))
-        subject = self._unheld_subject(plain, tokens, held, code)
-        if subject:
-            return Fault("unsupported", tuple(dict.fromkeys(subject + missing)))
         return None
-
-    def _unheld_subject(self, plain: str, tokens: list[str], held: Held, code: set[str]) -> list[str]:
-        """The words of the sentence's subject (and of a passive's agent) its claims do not hold. The
-        subject is what the sentence is about: the question lends it a name it writes capitalised ("Flask
-        creates ..."), or a word beside one the claims hold ("the work_mem setting"), never the whole."""
-        positions = support_spans.subject(tokens, code) + support_spans.agent(tokens)
-        names = {n.casefold() for n in prose.names(plain)}
-        unheld, questioned, anchored = [], [], False
-        for j in positions:
-            word = tokens[j]
-            if word in code or word in names or word not in _content_words([word], set()):
-                anchored = anchored or word in held.words or word in held.code
-                continue
-            if _held_word(word, held):
-                anchored = True
-            elif word in self.question_names:
-                continue
-            elif _carried(word, self.question_stems):
-                questioned.append(word)
-            else:
-                unheld.append(word)
-        return unheld + ([] if anchored else questioned)
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
-        mine = support_spans.cues(tokens, negated)
+        mine = _cues(tokens, negated)
         sentence_stems = word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            if cue.kind == "unless":
-                continue  # a condition: what it governs is the content check's
-            kinds = {"neg", "unless"} if cue.kind == "neg" else {cue.kind}
-            same = [c for c in held.cues if c.kind in kinds]
-            if cue.kind == "only" and not same:
-                # an "only" of order ("only fall back afterwards") is the claims' "first ... before ..."; an
-                # "only X" of what the claims hold is their "X, not Y"
-                ordered = held.ordered and any(w in ORDER_WORDS for w in cue.words + cue.clause)
-                contrasted = held.contrasted and any(s in held.stems for s in cue.scope)
-                if not (ordered or contrasted):
-                    faults.append(" ".join((cue.word, *cue.scope)))
-            elif (
+            same = [c for c in held.cues if c.kind == cue.kind]
+            restricted = cue.kind == "only" and not same
+            if restricted or (
                 cue.scope
                 and any(s in held.stems for s in cue.scope)
-                and not any(same_cue(cue, c) for c in same)
+                and not any(set(cue.scope) & set(c.scope) for c in same)
                 and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
             ):
                 faults.append(" ".join((cue.word, *cue.scope)))
         for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
             if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
                 continue
-            if any(cue.scope[0] in c and len(c & set(cue.scope)) >= 2 for c in held.affirmed_clauses):
-                continue  # the claims also state those words together plainly
-            if support_spans.together(tokens, cue.scope) >= RULE_B_MIN_WORDS and not any(
-                c.kind == "neg" and same_cue(c, cue) for c in mine
+            if cue.scope[0] in held.affirmed:
+                continue
+            if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
+                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
-        for i, token in enumerate(tokens):  # a word whose opposite the claims state ("visible"/"invisible")
-            if i in negated or not token.isalpha() or len(token) < 3 or token in STOP:
+        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
+            if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
                 continue
-            opposite = self._opposite(tokens, i, held, sentence_stems)
-            if opposite:
-                faults.append(f"{token} (the claim: {opposite})")
+            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words]
+            if flipped:
+                faults.append(f"{token} (the claim: {flipped[0]})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
-
-    @staticmethod
-    def _opposite(tokens: list[str], i: int, held: Held, sentence_stems: set[str]) -> str | None:
-        """The claims' opposite of the sentence's word at `i`, where the sentence puts it: its negative
-        ("invisible"), or its other half in `CONTRAST_TEXT` ("single"/"multiple"), that the claims state and
-        the sentence does not. A negative the claims hold, where they never write the word, contradicts it;
-        otherwise the sentence's words around it must be those around the opposite more than those around
-        the word (and, for a listed opposite of a word the claims never write, like them at all)."""
-        word, own = tokens[i], stem(tokens[i])
-        negatives = {f for f in _negative_forms(word) if f in held.affirmed_words and f not in STOP}
-        partners = {p for p in contrasts().get(own, ()) if p in held.affirmed and p not in sentence_stems}
-        if not negatives and not partners:
-            return None
-        if negatives and own not in held.stems:
-            return min(negatives)
-        here = support_spans.context(tokens, i)
-        near_opposite, opposite = max(
-            (support_spans.similarity(here, support_spans.context(held.tokens, j)), t)
-            for j, t in enumerate(held.tokens)
-            if t in negatives or (t[0].isalpha() and stem(t) in partners)
-        )
-        near_own = max(
-            (
-                support_spans.similarity(here, support_spans.context(held.tokens, j))
-                for j, t in enumerate(held.tokens)
-                if t[0].isalpha() and stem(t) == own
-            ),
-            default=0.0,
-        )
-        if near_opposite <= near_own or (own not in held.stems and near_opposite < CONTRAST_MIN_SIMILARITY):
-            return None
-        return opposite
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
-        low = normalise(plain)
-        causal = CAUSAL_RE.search(low)
-        if causal and not held.causal and not self._link_held(low, causal, held):
+        causal = CAUSAL_RE.search(normalise(plain))
+        if causal and not held.causal:
             found.append(causal.group(0).strip(", "))
         return Fault("overclaim", tuple(found)) if found else None
-
-    def _link_held(self, low: str, causal: re.Match[str], held: Held) -> bool:
-        """A causal link the claims make in other words: both sides of the link stated by one cited claim,
-        every content word of each (the claim's "It is important to do X before Y" is the sentence's "do X
-        so that Y"; its "if X, execution panics" the sentence's "X causes a panic")."""
-        parts = (low[: causal.start()], low[causal.end() :])
-        sides = [_content_words(tokenize(part), set()) for part in parts]
-        if not all(sides):
-            return False
-        return any(all(_held_word(w, self._claim(clm)) for side in sides for w in side) for clm in held.ids)
 
     # ------------------------------------------------------------------ attribution
 
     def _attribution(self, sentence: str, held: Held, faults: list[Fault]) -> list[Fault]:
         """A sentence restates another claim of the run when it fails, or leans on words its claims lack,
-        and that claim carries at least half its content words, more of them than its own claims do, and
-        would make it pass (and, for a sentence that passes, carries every word its own claims lack)."""
+        and that claim carries at least half its content words and would make it pass (and, for a sentence
+        that passes, carries every word its own claims lack)."""
         plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
         tokens = tokenize(plain)
         content = [w for w in _content_words(tokens, set()) if not _carried(w, self.question_stems)]
@@ -442,11 +437,9 @@ class Judge:
             for clm in index.get(s, ()):
                 if clm not in held.ids:
                     votes[clm] = votes.get(clm, 0) + 1
-        own = len(content) - len(lacking)
         for clm, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
             other = self._claim(clm)
-            carried = sum(_carried(w, other.stems) for w in content)
-            if carried * 2 < len(content) or carried <= own:
+            if sum(_carried(w, other.stems) for w in content) * 2 < len(content):
                 continue  # a word or a figure of that claim is not a restatement of it
             if not faults and not all(_carried(w, other.stems) for w in lacking):
                 continue
@@ -471,20 +464,14 @@ def _content_words(tokens: list[str], code: set[str]) -> list[str]:
     return [
         t
         for t in dict.fromkeys(tokens)
-        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 1
+        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
         and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
-        and t not in NUMBER_WORDS and t not in MULTIPLIERS and t not in code
+        and t not in NUMBER_WORDS and t not in code
     ]  # fmt: skip
 
 
 def _carried(word: str, stems: set[str]) -> bool:
     return any(v in stems for v in _forms(word))
-
-
-def _held_word(word: str, held: Held) -> bool:
-    """The claims hold the word, or its negative ("obvious" where a claim writes "non-obvious"): whether
-    the sentence negates it as the claim does is the polarity check's to judge."""
-    return _carried(word, held.stems) or any(_carried(f, held.stems) for f in _negative_forms(word))
 
 
 @lru_cache(maxsize=65536)
@@ -507,15 +494,8 @@ def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
 
 
 def _negative_forms(word: str) -> list[str]:
-    """The word with a negative prefix, and without one: a stem of three letters only with un- or non-
-    ("set"/"unset"; "put" is not "input")."""
-    prefixes = NEGATIVE_PREFIXES if len(word) > 3 else SHORT_STEM_PREFIXES
-    out = [p + word for p in prefixes]
-    out += [
-        word[len(p) :]
-        for p in NEGATIVE_PREFIXES
-        if word.startswith(p) and len(word) - len(p) >= (3 if p in SHORT_STEM_PREFIXES else 4)
-    ]
+    out = [p + word for p in NEGATIVE_PREFIXES]
+    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
     return out
 
 

@@ -16,8 +16,7 @@ from typing import Any
 
 from research_engine import libraries, terms
 
-SCOPE_WORDS = 4  # the words a negation or "only" governs nearest (what it covers in the text that states it)
-CLAUSE_WORDS = 8  # the words it governs to the end of its clause (what two cues are compared on)
+SCOPE_WORDS = 4  # the words a negation or "only" governs, up to a clause boundary
 
 EXTRA_STOP = """
 let lets letting make makes made making get gets got getting give gives gave given take takes took taken
@@ -25,7 +24,7 @@ like also even just rather instead example e.g eg i.e ie etc note notes noted ac
 manual page explains explained describes described mention mentions mentioned thing things whereas whose
 yes its it's they're there's that's isn't aren't doesn't don't can't won't short simply put basically
 essentially namely specifically particular particularly generally summary instance addition additionally
-furthermore moreover mean means meaning able unlike although
+furthermore moreover mean means meaning able
 """  # a writer's framing and discourse words: they say how, not what
 STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
 # Words a negation or "only" passes over to reach what it governs.
@@ -33,17 +32,15 @@ SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
 ever yet also even actually really always still
-perform performs performed make makes made take takes took give gives gave get gets got
-"""  # the light verbs too: "does not perform any redirection" negates "redirection"
+"""
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
      "rather_than", "unable"}
 )  # fmt: skip
-ONLY = frozenset({"only", "solely", "exclusively", "sole", "merely", "at_most"})
+ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
-    (re.compile(r"\b(non|un)-(?=[a-z]{3})"), r"\1"),  # "non-obvious" is the one word "nonobvious"
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\binstead of\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
@@ -55,26 +52,6 @@ MULTIWORD = (
 )
 BOUNDARY_TEXT = "but however although though whereas while because so unless if when which who whom where"
 BOUNDARY_WORDS = frozenset(BOUNDARY_TEXT.split())
-# Words that open a fronted phrase ("When X is done, ..."; "In web streams, ..."): the subject follows its
-# comma.
-FRONTING_TEXT = """
-in on at for with without by from during after before until unlike like as when whenever if while although
-though since because once unless where to under within through via per besides despite upon given
-instead_of rather_than unlike
-"""
-FRONTING_WORDS = frozenset(FRONTING_TEXT.split())
-DETERMINERS_TEXT = "a an the this that these those each every some any no its their his her our your my both"
-DETERMINERS = frozenset(DETERMINERS_TEXT.split())
-OBJECT_PRONOUNS = frozenset({"it", "them", "you", "us", "him", "her", "me"})
-PREPOSITIONS = frozenset(
-    ["to", "from", "on", "in", "into", "onto", "with", "of", "for", "at", "by", "over", "through"]
-)
-# Auxiliaries, modals and negations: the subject ends before one.
-VERB_STOPS_TEXT = """
-is are was were be been being am can could may might must shall should will would do does did has have had
-not no never no_longer
-"""
-VERB_STOPS = frozenset(VERB_STOPS_TEXT.split())
 TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\.(?=\s|$)")
 # Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
 # of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
@@ -89,52 +66,22 @@ STRONG_GROUPS = (
     "universally",
     "forever",
     "most", "least", "best", "worst", "fastest", "slowest", "safest", "simplest", "easiest", "quickest",
-    "cheapest", "strongest", "weakest",
-    # A bound the claim states as a maximum or a minimum is the superlative a writer may use for it.
-    "largest biggest highest greatest maximum max maximal upper",
-    "smallest lowest fewest minimum min minimal",
+    "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
     "optimal", "perfect perfectly",
 )  # fmt: skip
 STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in group.split()}
-# The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence;
-# "maximum" names a bound, not a strength).
+# The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
-                                             "ensures", "ensured", "maximum", "max", "maximal", "upper",
-                                             "minimum", "min", "minimal"}  # fmt: skip
-# Causal links a sentence may state only where a cited claim makes one: connectives, and verbs of causing.
+                                             "ensures", "ensured"}  # fmt: skip
 CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
-# A claim that says one thing lets or allows another, what follows "in that case", or "so common that ..."
-# makes the link a sentence's "so" or "because" states. A claim's "since" may be temporal: read leniently,
-# it only lets a sentence say "because".
+# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
-    CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby"
-    r"|in (?:that|this|which) case|as a consequence)\b|\b(?:so|such)\b(?: \w+){1,4} that\b"
-)
+    CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
+)  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
-# Opposites no prefix spells: general words of technical prose, each pair one line of "a/b". A sentence
-# that puts one where its claim has the other contradicts it (`support` compares where each stands).
-CONTRAST_TEXT = """
-same/different single/multiple send/receive sender/receiver transmitter/receiver push/pop succeed/fail
-success/failure successful/failed true/false increase/decrease larger/smaller higher/lower faster/slower
-minimum/maximum explicit/implicit explicitly/implicitly synchronous/asynchronous synchronously/asynchronously
-static/dynamic public/private allow/prevent allow/forbid include/exclude accept/reject first/last
-start/stop open/close read/write input/output client/server before/after early/late speed/slow
-"""
-
-SHORT_STEM_PREFIXES = ("un", "non")  # the prefixes that negate a word of three letters ("unset")
-# Words of order: an "only" that governs one ("only fall back afterwards") states an order, which a claim
-# states with any of them ("first ... before ...").
-ORDER_TEXT = "after afterwards afterward then later until before first once subsequently"
-ORDER_WORDS = frozenset(ORDER_TEXT.split())
-# Kinds of code whose name documentation writes after them in plain words ("the built-in function close").
-CODE_KIND_NOUNS = (
-    "function", "method", "command", "keyword", "option", "flag", "variable", "parameter", "property",
-    "attribute", "field", "setting", "module", "package", "class", "type", "event", "signal", "directive",
-    "operator", "macro", "hook", "argument", "constant", "builtin",
-)  # fmt: skip
 COUNTS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
 )
@@ -143,13 +90,6 @@ NUMBER_WORDS = {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2} | {
     w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3
 }  # "one" is a pronoun more often than a count: it is left out
 NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
-# Words that multiply: "doubles" states the number 2 as surely as "2x" does.
-MULTIPLIERS = {
-    "twice": 2.0, "doubles": 2.0, "doubled": 2.0, "doubling": 2.0, "thrice": 3.0, "triples": 3.0,
-    "tripled": 3.0, "tripling": 3.0, "quadruples": 4.0, "quadrupled": 4.0, "halves": 0.5, "halved": 0.5,
-    "halving": 0.5,
-}  # fmt: skip
-MULTIPLIER_RE = re.compile(r"\b(" + "|".join(MULTIPLIERS) + r")\b", re.I)
 # Past forms the stemmer leaves apart from their verb.
 IRREGULAR = {
     "wrote": "write", "written": "write", "ran": "run", "began": "begin", "begun": "begin", "built": "build",
@@ -211,14 +151,3 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
     return out
-
-
-@lru_cache(maxsize=1)
-def contrasts() -> dict[str, frozenset[str]]:
-    """`CONTRAST_TEXT` as stems, both ways: "multipl" -> {"singl"}."""
-    out: dict[str, set[str]] = {}
-    for pair in CONTRAST_TEXT.split():
-        a, b = (stem(w) for w in pair.split("/"))
-        out.setdefault(a, set()).add(b)
-        out.setdefault(b, set()).add(a)
-    return {k: frozenset(v) for k, v in out.items()}

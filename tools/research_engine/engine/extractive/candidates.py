@@ -315,11 +315,12 @@ def _antecedent(text: str, spans: list[tuple[int, int]], k: int, stop: int, tail
 
 
 def _section_path(passage: Passage, above: tuple[str, ...]) -> tuple[str, ...]:
-    """The headings a heading passage opens a section under: where the passage's heading path plugs in.
-    Passages carry no level yet, so a heading replaces the one above it, except an admonition's label
-    ("Important", "Note", "Warning"), which sits inside the section it is in. With a heading path on the
-    passage (issue 24's reading half), return that path here: every feature reading
-    `SentenceCandidate.headings` (`features.section_terms`) then sees the whole path unchanged."""
+    """The headings a heading passage opens a section under, outermost first. A heading the reader gave a
+    level carries its whole path (`Passage.heading_path`); one of unknown level (older records, plain
+    readers) replaces the heading above it, except an admonition's label ("Important", "Note", "Warning"),
+    which sits inside the section it is in."""
+    if passage.level:
+        return (*passage.heading_path, passage.text)
     section = tuple(h for h in above if not ADMONITION_RE.match(h))
     return (*section, passage.text) if ADMONITION_RE.match(passage.text) else (passage.text,)
 
