@@ -421,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         "--sweep",
         default="",
         help="NAME=v1,v2,...: one threshold of the check (MISSING_SHARE, RULE_B_MIN_WORDS, SCOPE_WORDS, "
-        "MIN_MISSING_ALLOWED) scored at each value side by side (how it was chosen); a bare list is MISSING_SHARE",
+        "MIN_MISSING_ALLOWED) scored at each value side by side (how it was chosen); a bare list is "
+        "MISSING_SHARE",
     )
     args = parser.parse_args(argv)
 

@@ -189,10 +189,18 @@ class Settings:
         return value if name == "duckduckgo" else value.rstrip("/")
 
     def polite_intervals(self) -> dict[str, float]:
-        """{host: seconds} between two requests to each keyless service's host (`POLITE_INTERVALS`)."""
+        """{host: seconds} between two requests to each keyless service's host (`POLITE_INTERVALS`). A base
+        with an explicit port (a local stand-in, a mirror) is keyed `host:port`, so its pacing never reaches
+        another service on the same machine (a corpus server on 127.0.0.1)."""
         out: dict[str, float] = {}
         for name, seconds in POLITE_INTERVALS.items():
-            host = (urlsplit(self.base_url(name)).hostname or "").lower()
+            parts = urlsplit(self.base_url(name))
+            host = (parts.hostname or "").lower()
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            host = f"{host}:{port}" if host and port is not None else host
             if host:
                 out[host] = max(seconds, out.get(host, 0.0))
         return out

@@ -58,10 +58,11 @@ def isolated_env(tmp_path_factory, monkeypatch):
     """No test sees the developer's services, keys or caches."""
     for name in _ISOLATED_VARS:
         monkeypatch.delenv(name, raising=False)
-    # Public APIs default to the internet; point them at a closed loopback port instead, which the SSRF guard
-    # refuses without the private opt-in. Tests that serve recorded responses override these.
+    # Public APIs default to the internet; point them at the unspecified address instead, which the SSRF guard
+    # refuses whatever the opt-ins (so a run that allows loopback for its corpus does not wait on retries to a
+    # closed port). Tests that serve recorded responses override these.
     for name in _API_BASE_VARS:
-        monkeypatch.setenv(name, "http://127.0.0.1:9")
+        monkeypatch.setenv(name, "http://0.0.0.0:9")
     monkeypatch.setenv("RESEARCH_ENGINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     yield
 

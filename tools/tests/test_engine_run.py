@@ -40,6 +40,8 @@ def mini_web(tmp_path, monkeypatch):
     root = write_mini_web(tmp_path / "web")
     with CorpusServer(root) as server:
         monkeypatch.setenv("SEARXNG_URL", server.url)
+        # The user's own server, named as --allow-host names it: no pause between its requests.
+        monkeypatch.setenv("RESEARCH_ENGINE_ALLOW_HOSTS", server.url.split("://", 1)[1].rstrip("/"))
         server.root = root
         yield server
 

@@ -102,9 +102,13 @@ def test_closest_window_is_found_on_a_long_document():
 def test_spacing_around_inline_markup_is_not_a_difference_of_text():
     # Readers space inline markup differently: an older reader wrote PostgreSQL's entry term
     # "shared_buffers (<code>integer</code>)" as "( integer )"; a quote taken then still verifies now.
-    page = "shared_buffers (integer) Sets the amount of memory the database server uses for shared memory buffers."
+    page = "shared_buffers (integer) Sets the amount of memory the server uses for shared memory buffers."
     m = find_quote("shared_buffers ( integer ) Sets the amount of memory", page)
-    assert m.found and m.match == "normalized" and page[m.start : m.end].startswith("shared_buffers (integer)")
-    assert find_quote("the server uses , for shared memory buffers .", "the server uses, for shared memory buffers.").found
+    assert (
+        m.found and m.match == "normalized" and page[m.start : m.end].startswith("shared_buffers (integer)")
+    )
+    assert find_quote(
+        "the server uses , for shared memory buffers .", "the server uses, for shared memory buffers."
+    ).found
     # ... but words stay apart: a missing space between two words is still a different text.
     assert not find_quote("the amountof memory", page).found

@@ -282,6 +282,25 @@ def test_each_service_is_paced_as_it_asks(apis):
     assert times[3] - times[2] >= 0.9  # Europe PMC: 1 s
 
 
+def test_a_stand_in_on_a_port_paces_only_that_port(httpserver):
+    """A service's pacing is keyed by its base's host:port when the base names a port: arXiv's 3 s for a
+    stand-in on 127.0.0.1 never spaces the requests to another server on the same address (a corpus)."""
+    settings = Settings.from_env({"RESEARCH_ENGINE_ARXIV_URL": "http://127.0.0.1:9/arxiv"})
+    assert (
+        settings.polite_intervals()["127.0.0.1:9"] == 3.0 and "127.0.0.1" not in settings.polite_intervals()
+    )
+    assert Settings.from_env({}).polite_intervals()["export.arxiv.org"] == 3.0
+    httpserver.expect_request("/page").respond_with_data("<p>hello</p>", content_type="text/html")
+    client = fetch_policy(settings, allow_private=True).client(per_host_interval=0.0)
+    try:
+        start = time.monotonic()
+        for _ in range(3):
+            client.get(httpserver.url_for("/page"), check_robots=False)
+        assert time.monotonic() - start < 2.0  # three requests, no 3 s between them
+    finally:
+        client.close()
+
+
 class World(Recorded):
     """The recordings, plus what a whole run also asks and no recording holds (each SYNTHESIZED, saying how):
     a lookup answers with the entry of the recorded search that has that id; the arXiv PDF is a stand-in

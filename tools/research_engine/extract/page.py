@@ -127,7 +127,9 @@ def from_reading(reading: formats.Reading) -> ExtractedPage:
     return _finish(page, reading.chunks, reading.extractor)
 
 
-def _finish(page: ExtractedPage, chunks: list[Chunk] | list[tuple[str, str]], extractor: str) -> ExtractedPage:
+def _finish(
+    page: ExtractedPage, chunks: list[Chunk] | list[tuple[str, str]], extractor: str
+) -> ExtractedPage:
     page.passages = number_passages(chunks)
     page.extractor = extractor
     page.thin = page.chars < THIN_CHARS

@@ -98,6 +98,16 @@ def _host_key(url: str) -> str:
         return ""
 
 
+def _origin_key(url: str) -> str:
+    """`host:port` when the URL names a port, else the host: how a service's published pacing is keyed."""
+    try:
+        parts = urlsplit(url)
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return ""
+    return f"{host}:{port}" if port is not None else host
+
+
 @dataclass(frozen=True)
 class _Hop:
     """A hop the guard and robots.txt let through: the normalized target and the pause robots asks for."""
@@ -509,7 +519,8 @@ class HttpClient(Answers):
 
     def _interval(self, host: str, hop: _Hop) -> float | None:
         """The spacing this host asks for: its robots.txt crawl-delay or its published pacing."""
-        asked = [s for s in (hop.crawl_delay, self.host_intervals.get(host)) if s is not None]
+        published = self.host_intervals.get(_origin_key(hop.target), self.host_intervals.get(host))
+        asked = [s for s in (hop.crawl_delay, published) if s is not None]
         return max(asked) if asked else None
 
     # ------------------------------------------------------------ robots.txt

@@ -45,6 +45,7 @@ text: every claim is one run of a source's text.
 
 from __future__ import annotations
 
+from research_engine.engine.extractive.features import bm25_scores
 from research_engine.engine.extractive.model import ExtractiveModel
 from research_engine.engine.extractive.plan import MAX_SUB_QUESTIONS, Facet, facets_of, plan_of
 from research_engine.engine.extractive.rendering import (
@@ -55,7 +56,6 @@ from research_engine.engine.extractive.rendering import (
 )
 from research_engine.engine.extractive.series import MAX_DATA_CLAIMS, SeriesPoint, series_points
 from research_engine.engine.extractive.text import is_claim_sentence, key_terms, near_key, sentences, tokens
-from research_engine.engine.extractive.features import bm25_scores
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS  # its old home: `engine.apigather` still imports it from here
 

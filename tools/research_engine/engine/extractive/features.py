@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from research_engine import ranking
 from research_engine.answering import (
     VERSION_TERM_RE,
     AnswerKind,
@@ -40,7 +41,6 @@ from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING
 from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
 from research_engine.engine.extractive.targets import Target, plan_targets
 from research_engine.engine.extractive.text import about_the_page, tokens
-from research_engine import ranking
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, synonyms, words
 

@@ -30,6 +30,7 @@ from research_engine.engine.extractive.features import (
     FEATURE_NAMES,
     QuestionView,
     Scored,
+    bm25_scores,
     question_view,
     score_pool,
 )
@@ -37,7 +38,6 @@ from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.ranker import Ranker, default_ranker
 from research_engine.engine.extractive.text import jaccard, near_key
 from research_engine.engine.models import ClaimDraft, SourceText
-from research_engine.engine.extractive.features import bm25_scores
 from research_engine.ranking import idf_table
 from research_engine.vocabulary import Confidence
 

@@ -159,8 +159,8 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
         ABOUT_HEADING,
         "",
         "Written by the embedded extractive model: every statement above is a verbatim sentence of the "
-        "cited source, chosen by a sentence ranking fitted on labelled documentation questions and checked by "
-        "the independent verifier.",
+        "cited source, chosen by a sentence ranking fitted on labelled documentation questions and checked "
+        "by the independent verifier.",
         "",
     ]
     return "\n".join(lines)
