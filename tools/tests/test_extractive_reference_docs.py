@@ -59,6 +59,18 @@ def test_a_sentence_introducing_a_one_line_example_carries_it():
     assert not any(t.startswith("<form") for t in texts)  # the example is no antecedent for "This ..."
 
 
+def test_a_sentence_saying_what_the_example_above_does_is_quoted_with_it():
+    # "Above, any DBAPI connection ... will be invalidated and replaced": only the example before it names
+    # the setting (pool_recycle=3600) a "how do I" asks for. The sentence stays a candidate alone too.
+    texts = [c.text for c in sentence_candidates([source("sqlalchemy-1.4-core-pooling.html")])]
+    joined = [t for t in texts if "pool_recycle=3600)" in t and "Above, any DBAPI connection" in t]
+    assert joined and joined[0].startswith("from sqlalchemy import create_engine"), joined
+    assert any(t.startswith("Above, any DBAPI connection") for t in texts)
+    question = "How do I make SQLAlchemy replace pooled connections that have been open for too long?"
+    claims = claims_for(question, question, "sqlalchemy-1.4-core-pooling.html")
+    assert any("pool_recycle=3600" in t for t in claims), claims
+
+
 def test_a_difference_is_answered_by_sentences_naming_an_item_whole():
     objective = "What is the difference between VACUUM and VACUUM FULL in PostgreSQL?"
     texts = claims_for(objective, objective, "postgresql-15-sql-vacuum.html")

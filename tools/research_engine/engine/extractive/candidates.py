@@ -36,6 +36,13 @@ LEANING_LEAD_RE = re.compile(
 )
 NAME_ITEM_MAX_WORDS = 4  # a list item this short is a name, quoted with the sentence announcing the list
 EXAMPLE_LEAD_RE = re.compile(r"^(?:for\s+example|for\s+instance|e\.g\.|example)\s*:$", re.IGNORECASE)
+# A sentence that says what the example above it shows ("Above, any DBAPI connection that has been open for
+# more than one hour will be invalidated ...", "In this example, ..."): it is quoted with that example too.
+EXAMPLE_BACK_RE = re.compile(
+    r"^(?:above|in\s+(?:the\s+(?:above|previous|preceding)|this|that)\s+example"
+    r"|in\s+the\s+example\s+above|the\s+(?:above|previous|preceding)\s+example)\b",
+    re.IGNORECASE,
+)
 CASES_RE = re.compile(  # a sentence summing up the cases its paragraph set out before it
     r"^(?:in\s+(?:either|both|each|all|any|every)\s+(?:of\s+these\s+)?(?:case|cases|instance)|either\s+way)\b",
     re.IGNORECASE,
@@ -256,6 +263,15 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         # "You can also use X for this purpose": alone it says nothing of the purpose; with
                         # the sentence before it, it is a finding (both are candidates).
                         out.append(_candidate(joined, source.ref, s_index, position, heading))
+                shown_above = passages[p_index - 1].text if n == 0 and after_code and p_index else ""
+                if shown_above and EXAMPLE_BACK_RE.match(text) and _quotable_example(shown_above):
+                    # "e = create_engine(..., pool_recycle=3600) Above, any DBAPI connection ...": the
+                    # example with the sentence saying what it does (both are candidates).
+                    out.append(
+                        _candidate(
+                            f"{shown_above} {text}", source.ref, s_index, position, heading, example=True
+                        )
+                    )
                 shown = introduces_code and follows is not None and _quotable_example(follows.text)
                 if shown and follows is not None:
                     text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
