@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from core_testkit import interactive_sigint
 
 from research_engine.errors import ExitCode
 
@@ -316,6 +317,7 @@ def test_ctrl_c_stops_the_batch_cleanly_and_resume_continues_it(proxy, tmp_path)
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job has
+        preexec_fn=interactive_sigint,  # Ctrl-C as a terminal gives it, even to a suite run in the background
     )
     deadline = time.monotonic() + 300
     while len(list(out.glob("2*/decompose/sub-questions.md"))) < 2:  # two runs at work
