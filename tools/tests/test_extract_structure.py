@@ -115,6 +115,15 @@ def test_a_heading_titling_a_box_heads_nothing_after_the_box():
     assert not [p for p in passages if p.kind == "heading" and p.text == "Note"]
 
 
+def test_a_section_heading_comes_back_when_only_a_menu_row_of_its_words_was_kept():
+    # texinfo (makeinfo): the chapter's menu, "2.1 Author | ...", stands before the section "2.1 Author".
+    passages = read("zsh-5.9-introduction.html")
+    headings = [(p.level, p.text) for p in passages if p.kind == "heading"]
+    assert headings[:3] == [(2, "2.1 Author"), (2, "2.2 Availability"), (2, "2.3 Mailing Lists")], headings
+    assert not [p for p in passages if p.kind == "table-row" and p.text.startswith("2.1 Author")]
+    assert passages[[p.text for p in passages].index("2.1 Author") + 1].heading_path == ("2.1 Author",)
+
+
 def test_a_heading_path_lists_only_the_enclosing_headings():
     passages = read("golang-1.19-go_mem.html")
     later = passage_with(passages, "Programs with races are incorrect and can exhibit")

@@ -26,6 +26,7 @@ _BLOCKS = HEADINGS | frozenset({
     "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 })  # fmt: skip
 WORD_RE = re.compile(r"\w+")
+NAVIGATION_LINK_SHARE = 0.9  # a block this much link text is a navigation bar ("[ << ] | [ < ] | [ Up ]")
 
 
 @dataclass

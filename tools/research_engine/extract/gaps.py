@@ -32,14 +32,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from research_engine.extract.blocks import Block, words
+from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, words
 from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
 _ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
 _NEAR_CHARS = 200  # a shorter block is sought this close after the block before it
 _TWIN_KEPT_SHARE = 0.5
-_NAVIGATION_LINK_SHARE = 0.9
 _ALONE = ("heading", "list-item", "term")
 
 
@@ -57,6 +56,13 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     ]
     at_page, kept_at = _places(keys, said), _kept_places(kept_keys, said)
     inside_kept = _covering(kept_keys, kept_at)
+    # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
+    # navigation (`_with_structure`): it keeps no heading of those words.
+    block_at = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
+    menu_rows = [
+        key for key, at in zip(kept_keys, kept_at, strict=True) if _is_navigation(block_at.get((at, key)))
+    ]
+    whole -= {key for key in menu_rows if kept_keys.count(key) == menu_rows.count(key)}
     # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
     # "true if file exists and is a block special file." is).
     hits = [
@@ -202,7 +208,7 @@ def _with_structure(
         if b is None:
             done.append(c)
             continue
-        if b.kind == "table-row" and b.link_share >= _NAVIGATION_LINK_SHARE:
+        if _is_navigation(b):
             continue  # a row of links: a navigation bar ("[ << ] | [ < ] | [ Up ] | ..."), no finding
         kind = b.kind if b.kind in ("heading", "term", "code") else c.kind
         level = b.level or c.level
@@ -210,6 +216,11 @@ def _with_structure(
             replace(c, text=b.text, kind=kind, element=b.element, level=level, definition=b.definition)
         )
     return done
+
+
+def _is_navigation(b: Block | None) -> bool:
+    """A table row that is all links: a navigation bar or a menu ("[ << ] | [ < ] | [ Up ]")."""
+    return b is not None and b.kind == "table-row" and b.link_share >= NAVIGATION_LINK_SHARE
 
 
 def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:

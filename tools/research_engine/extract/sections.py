@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_engine.extract.blocks import Block, words
+from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, words
 
 
 def lone_wrapper(el: Any) -> Any:
@@ -61,8 +61,8 @@ def box_titles_as_labels(blocks: list[Block], title: str | None = None) -> list[
         if box is None or box.getparent() is None:
             continue
         for later in blocks[i + 1 :]:
-            if later.element is None:
-                continue
+            if later.element is None or later.link_share >= NAVIGATION_LINK_SHARE:
+                continue  # a navigation bar is no text of the section (texinfo puts the next one's first)
             if later.kind == "heading" and (not later.level or not b.level or later.level <= b.level):
                 break  # the section ends here; the box with it or before it
             if later.element is not box and box not in later.element.iterancestors():
