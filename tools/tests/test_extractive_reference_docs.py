@@ -16,7 +16,7 @@ import pytest
 from research_engine import grounding
 from research_engine.engine.extractive.candidates import sentence_candidates
 from research_engine.engine.extractive.features import FEATURE_NAMES, _opens_with, _phrases
-from research_engine.engine.extractive.picking import _same_quote, read_candidates
+from research_engine.engine.extractive.picking import _same_quote, read_candidates, sentence_claims
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
@@ -69,6 +69,22 @@ def test_a_sentence_saying_what_the_example_above_does_is_quoted_with_it():
     question = "How do I make SQLAlchemy replace pooled connections that have been open for too long?"
     claims = claims_for(question, question, "sqlalchemy-1.4-core-pooling.html")
     assert any("pool_recycle=3600" in t for t in claims), claims
+
+
+def test_what_the_run_states_already_leaves_the_sub_questions_claims_to_what_is_new():
+    # A run states a finding once: sentences another sub-question already claimed (alone, or with the
+    # sentence after them) take none of this one's places, and the page's own contrast gets one.
+    question = "What is the difference between the json and jsonb data types in PostgreSQL?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-03", "text": question, "angle": "entity"}
+    sources = [source("postgresql-15-datatype-json.html")]
+    first = sentence_claims(brief, sq, sources, max_claims=5, per_source_cap=3)
+    stated = [" ".join(d.text.split()) for d in first[:2]]
+    then = [
+        d.text for d in sentence_claims(brief, sq, sources, max_claims=5, per_source_cap=3, stated=stated)
+    ]
+    assert not any(s in " ".join(t.split()) for s in stated for t in then), then
+    assert any(t.startswith("The json data type stores an exact copy of the input text") for t in then), then
 
 
 def test_a_difference_is_answered_by_sentences_naming_an_item_whole():

@@ -21,6 +21,7 @@ and the controller decides from the artifacts. This module does no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -204,7 +205,11 @@ class Model(Protocol):
         self, brief: dict[str, Any], sq: dict[str, Any], candidates: list[dict[str, Any]]
     ) -> list[SelectionJudgement]: ...
     def consolidate(
-        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+        self,
+        brief: dict[str, Any],
+        sq: dict[str, Any],
+        sources: list[SourceText],
+        stated: Collection[str] = (),
     ) -> list[ClaimDraft]: ...
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft: ...
     def critic(

@@ -4,6 +4,7 @@ to put a model's exact output into a real run.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -113,9 +114,13 @@ class ScriptedModel:
         return [self.select_judgement(brief, sq, c) for c in candidates]
 
     def consolidate(
-        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+        self,
+        brief: dict[str, Any],
+        sq: dict[str, Any],
+        sources: list[SourceText],
+        stated: Collection[str] = (),
     ) -> list[ClaimDraft]:
-        return self._answer("consolidate", brief, sq, sources)
+        return self._answer("consolidate", brief, sq, sources)  # a script answers as written
 
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:
         return self._answer("verify", claim, checks, evidence)

@@ -239,8 +239,11 @@ class ResearchStages(EngineState):
         if not sources:
             self.progress.note("no-sources", sq=sq, cycle=cycle)
             return {"added": [], "rejected": 0}
-        drafts = self.model.consolidate(self.brief, decompose.get(self.run, sq), sources)
         ledger = claims.load(self.run)["claims"]
+        # What the run states already (under any sub-question) is not chosen again: a run states a finding
+        # once, and a sub-question's claims go to what is new (`helpers.already_claimed` keeps the rule).
+        stated = [" ".join(c["text"].split()) for c in ledger if c["status"] == "active"]
+        drafts = self.model.consolidate(self.brief, decompose.get(self.run, sq), sources, stated)
         added: list[str] = []
         rejected = 0
         for draft in drafts or []:

@@ -9,6 +9,7 @@ material gap. Stateless, like everything it calls.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from research_engine.answering import answers_text
@@ -59,10 +60,14 @@ class ExtractiveModel:
         return [judge_candidate(brief, sq, c) for c in candidates]
 
     def consolidate(
-        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+        self,
+        brief: dict[str, Any],
+        sq: dict[str, Any],
+        sources: list[SourceText],
+        stated: Collection[str] = (),
     ) -> list[ClaimDraft]:
         return data_claims(brief, sq, sources) + sentence_claims(
-            brief, sq, sources, max_claims=self.max_claims, per_source_cap=self.per_source_cap
+            brief, sq, sources, max_claims=self.max_claims, per_source_cap=self.per_source_cap, stated=stated
         )
 
     def verify(self, claim: dict[str, Any], checks: dict[str, Any], evidence: str) -> VerdictDraft:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,7 @@ class Chosen:
     answers: int = 0
     best: float | None = None
     per_source: Counter[str] = field(default_factory=Counter)
+    stated: frozenset[str] = frozenset()  # texts the run states already, whitespace folded
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,11 @@ def _puts_answer_off(p: Pick, c: Chosen) -> bool:
 
 def _row_explains_nothing(p: Pick, c: Chosen) -> bool:
     return p.cand.row and p.scored.answer.kind not in LOOKUP_KINDS
+
+
+def _stated_before(p: Pick, c: Chosen) -> bool:
+    text = " ".join(p.cand.text.split())
+    return any(s in text or text in s for s in c.stated)  # the sentence alone, or with its antecedent
 
 
 def _weak_beside_best(p: Pick, c: Chosen) -> bool:
@@ -174,6 +180,11 @@ RULES: tuple[Rule, ...] = (
         alone=True,
     ),
     Rule(
+        "stated-before",
+        "another sub-question of the run states it already (a run states a finding once)",
+        _stated_before,
+    ),
+    Rule(
         "weak-beside-best",
         "its score is further below the best chosen claim's than the fitted keep margin",
         _weak_beside_best,
@@ -224,10 +235,16 @@ def rank(picks: list[Pick], ranker: Ranker) -> list[Pick]:
 
 
 def choose(
-    view: QuestionView, ranked: list[Pick], *, max_claims: int, per_source_cap: int, keep_margin: float
+    view: QuestionView,
+    ranked: list[Pick],
+    *,
+    max_claims: int,
+    per_source_cap: int,
+    keep_margin: float,
+    stated: Collection[str] = (),
 ) -> list[ClaimDraft]:
     """The claims among `ranked` (best first): each candidate not skipped by one of `RULES`."""
-    chosen = Chosen(view, max_claims, per_source_cap, keep_margin)
+    chosen = Chosen(view, max_claims, per_source_cap, keep_margin, stated=frozenset(stated))
     by_key: dict[str, ClaimDraft] = {}
     for pick in ranked:
         if chosen.answers and not pick.scored.answers:
@@ -265,6 +282,7 @@ def sentence_claims(
     max_claims: int,
     per_source_cap: int,
     ranker: Ranker | None = None,
+    stated: Collection[str] = (),
 ) -> list[ClaimDraft]:
     """The sub-question's claims from its sources' sentences, best first."""
     ranker = ranker or default_ranker()
@@ -277,6 +295,7 @@ def sentence_claims(
         max_claims=max_claims,
         per_source_cap=per_source_cap,
         keep_margin=ranker.keep_margin,
+        stated=stated,
     )
 
 

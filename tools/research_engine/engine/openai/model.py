@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from research_engine.engine.extractive import ExtractiveModel
@@ -418,15 +418,19 @@ class OpenAIModel:
         return out
 
     def consolidate(
-        self, brief: dict[str, Any], sq: dict[str, Any], sources: list[SourceText]
+        self,
+        brief: dict[str, Any],
+        sq: dict[str, Any],
+        sources: list[SourceText],
+        stated: Collection[str] = (),
     ) -> list[ClaimDraft]:
         """The model picks, by number, which of the extractive ranking's best sentences answer the
         sub-question and says what each states; the tool copies the quotes. No pick: the rule answers."""
         if self._ruled(ModelStage.CONSOLIDATE):
-            return self.fallback.consolidate(brief, sq, sources)
+            return self.fallback.consolidate(brief, sq, sources, stated)
         if not any(s.passages for s in sources):
             return []
-        ranked = self.ranking.consolidate(brief, sq, sources)
+        ranked = self.ranking.consolidate(brief, sq, sources, stated)
         candidates = numbered_candidates(ranked, sources, PICK_CANDIDATES)
         if not candidates:
             return []  # the ranking found no sentence for it: neither would the rule
