@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from research_engine import grounding
-from research_engine.engine.extractive.candidates import sentence_candidates
+from research_engine.engine.extractive.candidates import NAMING_HEADING_RE, sentence_candidates
 from research_engine.engine.extractive.features import FEATURE_NAMES, _opens_with, _phrases
 from research_engine.engine.extractive.picking import _same_quote, read_candidates, sentence_claims
 from research_engine.engine.factory import make_model
@@ -85,6 +85,18 @@ def test_what_the_run_states_already_leaves_the_sub_questions_claims_to_what_is_
     ]
     assert not any(s in " ".join(t.split()) for s in stated for t in then), then
     assert any(t.startswith("The json data type stores an exact copy of the input text") for t in then), then
+
+
+def test_a_heading_in_words_is_never_the_first_words_of_a_quote():
+    # A Sphinx section heading in words over a paragraph: it is the sentence's heading path, not its quote.
+    sources = [source("flask-2.2-config.html")]
+    headings = {p.text for p in sources[0].passages if p.kind == "heading"}
+    words_only = {h for h in headings if not NAMING_HEADING_RE.search(h)}
+    assert words_only
+    starts = [
+        c.text for c in sentence_candidates(sources) if any(c.text.startswith(h + " ") for h in words_only)
+    ]
+    assert not starts, starts[:3]
 
 
 def test_a_difference_is_answered_by_sentences_naming_an_item_whole():

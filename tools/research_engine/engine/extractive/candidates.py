@@ -22,6 +22,9 @@ from research_engine.engine.models import Passage, SourceText
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
+SECTION_NUMBER_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+")  # "20.2.1 ", "F.3 "
+# A heading that names an option, setting or function: code punctuation, or an identifier's shape.
+NAMING_HEADING_RE = re.compile(r"[-_=()./<>\[\]`$@]|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
@@ -176,7 +179,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
                     continue  # "subclass that uses ...": the rest of a sentence whose subject was code
-                headed = _entry_span(before, passage.text[:end])
+                headed = _entry_span(before, passage.text[:end], heading=entry_headed)
                 follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
                 introduces_code = (
                     n == len(spans) - 1
@@ -426,10 +429,14 @@ def _is_entry_claim(sentence: str, span: str) -> bool:
     )
 
 
-def _entry_span(before: list[str], upto: str) -> str | None:
+def _entry_span(before: list[str], upto: str, *, heading: bool = False) -> str | None:
     """The entry's term, the passages between and `upto` as one span, when the entry has a term and the
-    span is short enough to read as one finding."""
+    span is short enough to read as one finding. A section heading heads a span only when it names
+    something ("--max-old-space-size=SIZE (in megabytes)", "Session.commit()"): a heading in words
+    ("Sending Requests with the Test Client") glued to the sentence under it reads as one garbled sentence."""
     if not before or not TERM_RE.match(before[0]) or len(before) > ENTRY_PASSAGES:
+        return None
+    if heading and not NAMING_HEADING_RE.search(SECTION_NUMBER_RE.sub("", before[0])):
         return None
     span = " ".join([*before, upto])
     return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
