@@ -6,7 +6,8 @@ sub-question (`features.question_view`, `features.score_pool`) and scored by the
 that answer the sub-question (`answering.answer_score`, the reading the deliverable states claims by) come
 first, in score order, then a candidate becomes a claim unless one of
 `RULES` says why not. At most `max_claims`, `per_source_cap` per source; the same sentence in another source
-corroborates a claim instead of repeating it. Every sentence of the sub-question's own sources is a
+corroborates a claim instead of repeating it, and what the run states already (under another sub-question)
+takes none of this one's places. Every sentence of the sub-question's own sources is a
 candidate (the engine states a finding once per run).
 
 The rules are what the ranking cannot learn from a score: what a claim must be (about the question, a whole
