@@ -180,6 +180,7 @@ def simulate(cases: list[Case], weights: np.ndarray, margin: float) -> dict[str,
         obj = case.objective
         said: set[str] = set()
         texts: list[str] = []
+        stated: list[str] = []  # every claim of the run so far, as the engine passes them (stated-before)
         for g in case.groups:
             page_of = {p.cand.ref: page for p, page in zip(g.picks, g.pages, strict=True)}
             drafts = choose(
@@ -188,7 +189,9 @@ def simulate(cases: list[Case], weights: np.ndarray, margin: float) -> dict[str,
                 max_claims=MAX_CLAIMS,
                 per_source_cap=PER_SOURCE_CAP,
                 keep_margin=margin,
+                stated=stated,
             )
+            stated += [" ".join(d.text.split()) for d in drafts]
             for d in drafts:
                 if not answering.relevance(g.text, case.questions, d.text).answers:
                     continue

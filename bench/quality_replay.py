@@ -48,6 +48,7 @@ def replay(obj: Objective, out: Path, model: ExtractiveModel) -> dict[str, Any] 
     refs = retrieve.list_sources(run)
     said: set[str] = set()
     texts: list[str] = []
+    stated: list[str] = []  # every claim of the run so far, as the engine passes them (stated-before)
     cited = on_page = 0
     for sq in sqs:
         sources, page = [], {}
@@ -57,7 +58,9 @@ def replay(obj: Objective, out: Path, model: ExtractiveModel) -> dict[str, Any] 
                 url = meta.get("final_url") or meta.get("requested_url") or ""
                 sources.append(SourceText(ref=ref, title=meta.get("title"), url=url, passages=passages))
                 page[ref] = url_page(meta.get("requested_url"), base) or url_page(url, base)
-        for draft in model.consolidate(brief, sq, sources) if sources else []:
+        drafts = model.consolidate(brief, sq, sources, stated) if sources else []
+        stated += [" ".join(d.text.split()) for d in drafts]
+        for draft in drafts:
             if not answering.relevance(str(sq.get("text") or ""), questions, draft.text).answers:
                 continue
             key = near_key(draft.text)
