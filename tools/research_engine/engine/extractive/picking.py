@@ -6,9 +6,9 @@ sub-question (`features.question_view`, `features.score_pool`) and scored by the
 that answer the sub-question (`answering.answer_score`, the reading the deliverable states claims by) come
 first, in score order, then a candidate becomes a claim unless one of
 `RULES` says why not. At most `max_claims`, `per_source_cap` per source; the same sentence in another source
-corroborates a claim instead of repeating it, and what the run states already (under another sub-question)
-takes none of this one's places. Every sentence of the sub-question's own sources is a
-candidate (the engine states a finding once per run).
+corroborates a claim instead of repeating it, and what the run states already (under another sub-question,
+or in this one's earlier cycle) takes none of its places. Every sentence of the sub-question's own sources
+is a candidate (the engine states a finding once per run).
 
 The rules are what the ranking cannot learn from a score: what a claim must be (about the question, a whole
 answer for a lookup), what the deliverable needs (answers first; it states only claims that answer), and
@@ -182,7 +182,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "stated-before",
-        "another sub-question of the run states it already (a run states a finding once)",
+        "the run states it already, under another sub-question or in an earlier cycle (a run states a "
+        "finding once; a re-research cycle looks for what is new)",
         _stated_before,
     ),
     Rule(
