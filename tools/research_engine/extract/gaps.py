@@ -28,6 +28,7 @@ definition's term, the description a block belongs to. Pure.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -59,10 +60,11 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
     # navigation (`_with_structure`): it keeps no heading of those words.
     block_at = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
-    menu_rows = [
+    menu_rows = Counter(
         key for key, at in zip(kept_keys, kept_at, strict=True) if _is_navigation(block_at.get((at, key)))
-    ]
-    whole -= {key for key in menu_rows if kept_keys.count(key) == menu_rows.count(key)}
+    )
+    kept_count = Counter(kept_keys)
+    whole -= {key for key, n in menu_rows.items() if kept_count[key] == n}
     # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
     # "true if file exists and is a block special file." is).
     hits = [
@@ -100,7 +102,7 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
         if open_[i] and blocks[i].kind == "code" and blocks[i - 1].kind != "heading":
             back[i] = back[i] or hits[i - 1] or back[i - 1]
     out = _merge(kept, kept_keys, kept_at, [(at_page[i], blocks[i]) for i in range(len(blocks)) if back[i]])
-    return _with_structure(out, kept, kept_at, blocks, at_page)
+    return _with_structure(out, kept, kept_at, block_at)
 
 
 def _opening(blocks: list[Block], first: int) -> int:
@@ -195,13 +197,12 @@ def _merge(
 
 
 def _with_structure(
-    out: list[Block], kept: list[Block], kept_at: list[int], blocks: list[Block], at_page: list[int]
+    out: list[Block], kept: list[Block], kept_at: list[int], block_at: dict[tuple[int, str], Block]
 ) -> list[Block]:
     """Kept passages that are blocks of the page, word for word and in place, take the block's structure and
     its text as the page writes it (trafilatura loses line breaks in code and spaces out inline markup); a
     table row that is all links is a navigation bar and goes."""
-    where = {(at, b.key): b for b, at in zip(blocks, at_page, strict=True) if at >= 0}
-    twin_of = {id(c): where.get((at, c.key)) for c, at in zip(kept, kept_at, strict=True)}
+    twin_of = {id(c): block_at.get((at, c.key)) for c, at in zip(kept, kept_at, strict=True)}
     done = []
     for c in out:
         b = twin_of.get(id(c))

@@ -209,11 +209,3 @@ def _first_date(values: Any) -> str | None:
         if date and 1900 <= int(date[:4]) <= 2200:
             return date
     return None
-
-
-def pdf_date(info: Any, attr: str) -> str | None:
-    try:
-        value = getattr(info, attr)
-    except Exception:  # pypdf raises on malformed date strings; a missing date is fine
-        return None
-    return value.isoformat() if value is not None else None

@@ -181,15 +181,15 @@ RULES: tuple[Rule, ...] = (
         alone=True,
     ),
     Rule(
+        "weak-beside-best",
+        "its score is further below the best chosen claim's than the fitted keep margin",
+        _weak_beside_best,
+    ),
+    Rule(
         "stated-before",
         "the run states it already, under another sub-question or in an earlier cycle (a run states a "
         "finding once; a re-research cycle looks for what is new)",
         _stated_before,
-    ),
-    Rule(
-        "weak-beside-best",
-        "its score is further below the best chosen claim's than the fitted keep margin",
-        _weak_beside_best,
     ),
     Rule(
         "same-finding",
