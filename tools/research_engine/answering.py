@@ -128,6 +128,11 @@ _CODE_A = re.compile(
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[A-Z]{2,}\w*\b"
 )
 _CAPITAL_A = re.compile(r"(?<=[a-z,;] )[A-Z][\w-]+")
+# A reference entry's term opening the quote, the way definition lists set it: a name in lower case or with
+# an option's dashes, then its type, its values or its description ("mouse (bool) Whether to enable mouse
+# support.", "ignore-space (mixed) [no|all|some] ...", "blame Show given file annotated by commits."). The
+# name is what a how-to's answer names, even when it is a plain word.
+_ENTRY_HEAD_A = re.compile(r"^(?P<name>(?:--?|\+)?[a-z_][\w.:+-]*)(?=\s+(?:[(\[<]|[A-Z][a-z]))")
 
 
 class Mechanism(StrEnum):
@@ -165,6 +170,17 @@ def mechanism_asked(question: str) -> Mechanism | None:
     if expected_kind(question) not in (AnswerKind.PROCEDURE, AnswerKind.NAME):
         return None
     return next((kind for kind, pattern in _MECHANISM_Q.items() if pattern.search(question)), None)
+
+
+def entry_name(term: str) -> str | None:
+    """The name a definition list's term gives, when the term is one name with at most its type, values or
+    arguments after it ("mouse (bool)", "ignore-space (mixed) [no|all]", "-C <path>", "blame",
+    "shared_buffers (integer)"); None for a term in words ("Valid bool values")."""
+    match = _ENTRY_TERM_RE.match(" ".join(term.split()))
+    return match.group("name") if match else None
+
+
+_ENTRY_TERM_RE = re.compile(r"^(?P<name>(?:--?|\+)?[A-Za-z_][\w.:+-]*)(?:$|[\s,=]*[(\[<=,])")
 
 
 def mechanisms_named(text: str, question: str = "") -> dict[Mechanism, list[str]]:
@@ -293,6 +309,9 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         for term in (fold(m.group(0).lower()),)
         if term in near or any(p in near for p in identifier_parts(term))
     ]
+    head = _ENTRY_HEAD_A.match(claim) if kind == AnswerKind.PROCEDURE else None
+    if head and head.group("name").casefold() not in _written_tokens(question):
+        return head.group("name")  # the entry's name, even a word the question uses ("mouse")
     for m in found:
         token = m.group(0).strip("`").strip()
         if not token or re.search(rf"(?<!\w){re.escape(token.casefold())}(?!\w)", asked):

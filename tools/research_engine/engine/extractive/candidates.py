@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_engine.answering import mechanisms_named, with_parts
+from research_engine.answering import entry_name, mechanisms_named, with_parts
 from research_engine.engine.extractive.text import TERMINAL_RE, is_claim_sentence, sentences, tokens
 from research_engine.engine.models import Passage, SourceText
 
@@ -56,6 +56,8 @@ ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quote
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
+# An example's label in an examples list: three to five plain words, capitalised, then a colon.
+EXAMPLE_LABEL_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/-]+){2,4}:")
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
@@ -86,6 +88,7 @@ class SentenceCandidate:
     head_lines: int = 0  # ... and how many passages it quotes before the sentence (term, "Default: ...")
     headings: tuple[str, ...] = ()  # the section headings above it, outermost first (`_section_path`)
     entry_term: str = ""  # the text of the heading or definition term its entry opens with
+    entry_name: str = ""  # the name its definition term gives ("mouse" of "mouse (bool)"), if one
     example: bool = False  # quoted with the one-line example it introduces
 
 
@@ -123,6 +126,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         entry: list[str] = []  # the passages since the last heading or term, the heading first
         entry_headed = False  # the entry opens with a heading, not a definition term
         head_terms: set[str] = set()  # the own terms of the entry's heading or term
+        named = ""  # the name the entry's definition term gives (`entry_name`)
         rank = 0  # claimable sentences of the entry so far
         intro: str | None = None  # "... contains many new features, including:" and the list's items so far
         passages = _term_over_description(source.passages)
@@ -134,6 +138,27 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 continue
             if passage.kind == "heading":
                 section = _section_path(passage, section)
+            follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
+            if (
+                passage.kind in ("paragraph", "list-item")
+                and TERM_RE.match(passage.text)
+                and follows is not None
+                and _is_code(follows)
+                and _quotable_example(follows.text)
+                and _introduces_example(passage.text)
+            ):
+                # An examples list's label and its example ("Copy commit ID to clipboard: bind generic 9
+                # @sh -c ..."): a short line, not an entry's term.
+                position += 1
+                out.append(
+                    _candidate(
+                        f"{passage.text} {follows.text}", source.ref, s_index, position, heading, example=True
+                    )
+                )
+                out[-1].title, out[-1].changelog = title, changelog
+                _place_in_section(out[-1:], section, "", "")
+                entry, intro = [], None
+                continue
             if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
@@ -148,6 +173,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 else:
                     heading = title | set(with_parts(tokens(passage.text)))
                     entry, entry_headed = [passage.text], passage.kind == "heading"
+                    named = (entry_name(passage.text) or "") if passage.kind == "term" else ""
                     head_terms, rank = set(tokens(passage.text)), 0
                 intro = None
                 continue
@@ -170,7 +196,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
                     out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
                     out[-1].title, out[-1].changelog = title, changelog
-                    _place_in_section(out[-1:], section, entry[0] if entry else "")
+                    _place_in_section(out[-1:], section, entry[0] if entry else "", named if entry else "")
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
@@ -178,7 +204,23 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 position += 1
                 text = passage.text[start:end]
                 if n == 0 and after_code and text[:1].islower():
-                    continue  # "subclass that uses ...": the rest of a sentence whose subject was code
+                    # "subclass that uses ...": the rest of a sentence whose subject was code. When the
+                    # sentence before the code led into it ("Assuming origin is your upstream, using: $ tig
+                    # origin..HEAD will list what will be pushed"), the three are one quote.
+                    lead = _lead_into(passages, p_index)
+                    if lead and len(f"{lead} {text}".split()) <= ANTECEDENT_MAX_WORDS:
+                        out.append(
+                            _candidate(
+                                f"{lead} {passages[p_index - 1].text} {text}",
+                                source.ref,
+                                s_index,
+                                position,
+                                heading,
+                                example=True,
+                            )
+                        )
+                        _place_in_section(out[-1:], section, entry[0] if entry else "", named if entry else "")
+                    continue
                 headed = _entry_span(before, passage.text[:end], heading=entry_headed)
                 follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
                 introduces_code = (
@@ -234,7 +276,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     rank = _place_in_entry(
                         out[first_new:], head_terms if entry else set(), rank, title, changelog
                     )
-                    _place_in_section(out[first_new:], section, entry[0] if entry else "")
+                    _place_in_section(out[first_new:], section, entry[0] if entry else "", named if entry else "")
                     continue
                 if n:
                     # "The method X performs ... It is a challenge-response scheme ... This is the most
@@ -280,7 +322,9 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
                 out.append(_candidate(text, source.ref, s_index, position, heading, example=shown))
                 if headed and (
-                    not (set(tokens(before[0])) & set(out[-1].terms)) or _names_what_it_lacks(before[0], text)
+                    not (set(tokens(before[0])) & set(out[-1].terms))
+                    or _names_what_it_lacks(before[0], text)
+                    or (named and named not in text)  # "ignore-space (mixed)" over "Ignore space changes ..."
                 ):
                     alone = set(out[-1].terms)
                     out.append(
@@ -290,7 +334,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 rank = _place_in_entry(
                     out[first_new:], head_terms if entry else set(), rank, title, changelog
                 )
-                _place_in_section(out[first_new:], section, entry[0] if entry else "")
+                _place_in_section(out[first_new:], section, entry[0] if entry else "", named if entry else "")
     return out
 
 
@@ -344,9 +388,11 @@ def _section_path(passage: Passage, above: tuple[str, ...]) -> tuple[str, ...]:
     return (*section, passage.text) if ADMONITION_RE.match(passage.text) else (passage.text,)
 
 
-def _place_in_section(new: list[SentenceCandidate], section: tuple[str, ...], entry_term: str) -> None:
+def _place_in_section(
+    new: list[SentenceCandidate], section: tuple[str, ...], entry_term: str, named: str
+) -> None:
     for cand in new:
-        cand.headings, cand.entry_term = section, entry_term
+        cand.headings, cand.entry_term, cand.entry_name = section, entry_term, named
 
 
 def _place_in_entry(
@@ -394,6 +440,19 @@ def _is_code(passage: Passage) -> bool:
     return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
 
 
+def _lead_into(passages: list[Passage], index: int) -> str:
+    """The sentence ending with a colon right before the one-line example above passage `index`, when that
+    passage goes on with the sentence the example sits in; else ""."""
+    if index < 2 or not _quotable_example(passages[index - 1].text):
+        return ""
+    before = passages[index - 2]
+    if before.kind not in ("paragraph", "list-item") or not before.text.endswith(":"):
+        return ""
+    start, end = sentences(before.text)[-1]
+    lead = before.text[start:end]
+    return lead if is_claim_sentence(lead[:-1] + ".") and not FOLLOWING_RE.search(lead) else ""
+
+
 def _quotable_example(text: str) -> bool:
     """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
     sentence end (a prompt's "...", a "?" or "!")."""
@@ -412,11 +471,13 @@ def _is_statement(text: str) -> bool:
 
 def _introduces_example(sentence: str) -> bool:
     """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
-    done, stated in full. "The following settings are available:" announces, it does not state."""
+    done, stated in full; so is an example's short label in an examples list ("Copy commit ID to
+    clipboard:", "Display the list of stashes:"). "The following settings are available:" announces, it
+    does not state."""
     return (
         sentence.endswith(":")
         and not FOLLOWING_RE.search(sentence)
-        and is_claim_sentence(sentence[:-1] + ".")
+        and (is_claim_sentence(sentence[:-1] + ".") or EXAMPLE_LABEL_RE.fullmatch(sentence) is not None)
     )
 
 

@@ -321,10 +321,11 @@ def _names_mechanism(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int)
 
 def _entry_of_mechanism(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
     """A how-to's sentence under a reference entry whose term is an option, setting or function name
-    ("-y (global)", "SHARE_HISTORY <K>", "pool_pre_ping"): the entry's description says what it does."""
+    ("-y (global)", "SHARE_HISTORY <K>", "pool_pre_ping", a definition list's "mouse (bool)"): the entry's
+    description says what it does."""
     if not q.procedure or not c.entry_term:
         return 0.0
-    return float(bool(mechanisms_named(c.entry_term.split(" (")[0], q.text)))
+    return float(bool(c.entry_name) or bool(mechanisms_named(c.entry_term.split(" (")[0], q.text)))
 
 
 def _shows_example(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:

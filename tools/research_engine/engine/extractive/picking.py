@@ -37,7 +37,7 @@ from research_engine.engine.extractive.features import (
 )
 from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.ranker import Ranker, default_ranker
-from research_engine.engine.extractive.text import jaccard, near_key
+from research_engine.engine.extractive.text import jaccard, near_key, sentences
 from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.ranking import idf_table
 from research_engine.vocabulary import Confidence
@@ -80,6 +80,7 @@ class Chosen:
     keep_margin: float
     claims: list[ClaimDraft] = field(default_factory=list)
     terms: list[set[str]] = field(default_factory=list)  # each claim's candidate terms
+    picked: list[SentenceCandidate] = field(default_factory=list)  # each claim's candidate
     answers: int = 0
     best: float | None = None
     per_source: Counter[str] = field(default_factory=Counter)
@@ -105,7 +106,7 @@ def _off_subject(p: Pick, c: Chosen) -> bool:
 def _entry_term_off_question(p: Pick, c: Chosen) -> bool:
     labelled = p.cand.head_lines > 1 and p.alone is not None and p.scored.answers > p.alone.answers
     # For a how-to the entry's term is the answer's name ("HIST_IGNORE_DUPS ( -h ) Do not enter ...").
-    named = c.view.procedure and bool(mechanisms_named(p.cand.entry_term, c.view.text))
+    named = c.view.procedure and bool(p.cand.entry_name or mechanisms_named(p.cand.entry_term, c.view.text))
     return bool(p.cand.head_adds) and not (p.cand.head_adds & c.view.subject) and not labelled and not named
 
 
@@ -132,8 +133,10 @@ def _weak_beside_best(p: Pick, c: Chosen) -> bool:
 
 def _near_duplicate(p: Pick, c: Chosen) -> bool:
     have = set(p.cand.terms)
-    return any(jaccard(have, other) >= NEAR_DUPLICATE for other in c.terms) or any(
-        _same_quote(p.cand.text, d.text) for d in c.claims
+    return (
+        any(jaccard(have, other) >= NEAR_DUPLICATE for other in c.terms)
+        or any(_same_quote(p.cand.text, d.text) for d in c.claims)
+        or any(_same_entry_sentence(p.cand, q) for q in c.picked)
     )
 
 
@@ -193,7 +196,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "same-finding",
-        "it repeats a chosen claim (most of its terms, or one sentence alone and with its antecedent)",
+        "it repeats a chosen claim (most of its terms, one sentence alone and with its antecedent, or a "
+        "sentence of the same entry another claim quotes)",
         _near_duplicate,
     ),
     Rule("full", "the sub-question, or its source, has its claims", _full),
@@ -271,6 +275,7 @@ def choose(
         )
         chosen.claims.append(draft)
         chosen.terms.append(set(cand.terms))
+        chosen.picked.append(cand)
         by_key[key] = draft
         chosen.per_source[cand.ref] += 1
     return chosen.claims
@@ -310,3 +315,13 @@ def _same_quote(a: str, b: str) -> bool:
     x, y = a.split(), b.split()
     run = difflib.SequenceMatcher(None, x, y, autojunk=False).find_longest_match(0, len(x), 0, len(y)).size
     return run >= SAME_QUOTE_SHARE * min(len(x), len(y))
+
+
+def _same_entry_sentence(a: SentenceCandidate, b: SentenceCandidate) -> bool:
+    """Do two spans of one entry (same source, section and term) quote a sentence in common? Then the
+    deliverable would state it twice ("... runs out of memory." in two claims). Entries that end alike
+    ("This parameter can only be set in the postgresql.conf file") are other entries, not repeats."""
+    if a.ref != b.ref or a.headings != b.headings or a.entry_term != b.entry_term:
+        return False
+    mine = {" ".join(a.text[s:e].split()) for s, e in sentences(a.text)}
+    return any(" ".join(b.text[s:e].split()) in mine for s, e in sentences(b.text))
