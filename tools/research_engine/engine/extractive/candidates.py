@@ -156,7 +156,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     )
                 )
                 out[-1].title, out[-1].changelog = title, changelog
-                _place_in_section(out[-1:], section, "", "")
+                _place_in_section(out[-1:], section, [], "")
                 entry, intro = [], None
                 continue
             if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
@@ -196,7 +196,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 if len(cells) >= 2 and TABLE_ROW_WORDS[0] <= len(passage.text.split()) <= TABLE_ROW_WORDS[1]:
                     out.append(_candidate(passage.text, source.ref, s_index, position, heading, row=True))
                     out[-1].title, out[-1].changelog = title, changelog
-                    _place_in_section(out[-1:], section, entry[0] if entry else "", named if entry else "")
+                    _place_in_section(out[-1:], section, entry, named)
                 continue
             spans = sentences(passage.text)
             for n, (start, end) in enumerate(spans):
@@ -219,7 +219,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                                 example=True,
                             )
                         )
-                        _place_in_section(out[-1:], section, entry[0] if entry else "", named if entry else "")
+                        _place_in_section(out[-1:], section, entry, named)
                     continue
                 headed = _entry_span(before, passage.text[:end], heading=entry_headed)
                 follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
@@ -276,7 +276,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     rank = _place_in_entry(
                         out[first_new:], head_terms if entry else set(), rank, title, changelog
                     )
-                    _place_in_section(out[first_new:], section, entry[0] if entry else "", named if entry else "")
+                    _place_in_section(out[first_new:], section, entry, named)
                     continue
                 if n:
                     # "The method X performs ... It is a challenge-response scheme ... This is the most
@@ -334,7 +334,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 rank = _place_in_entry(
                     out[first_new:], head_terms if entry else set(), rank, title, changelog
                 )
-                _place_in_section(out[first_new:], section, entry[0] if entry else "", named if entry else "")
+                _place_in_section(out[first_new:], section, entry, named)
     return out
 
 
@@ -389,10 +389,12 @@ def _section_path(passage: Passage, above: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _place_in_section(
-    new: list[SentenceCandidate], section: tuple[str, ...], entry_term: str, named: str
+    new: list[SentenceCandidate], section: tuple[str, ...], entry: list[str], named: str
 ) -> None:
+    """Give `new` the section it sits in and the entry (its heading or term first) it falls under."""
     for cand in new:
-        cand.headings, cand.entry_term, cand.entry_name = section, entry_term, named
+        cand.headings = section
+        cand.entry_term, cand.entry_name = (entry[0], named) if entry else ("", "")
 
 
 def _place_in_entry(
