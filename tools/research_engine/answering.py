@@ -310,7 +310,7 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         if term in near or any(p in near for p in identifier_parts(term))
     ]
     head = _ENTRY_HEAD_A.match(claim) if kind == AnswerKind.PROCEDURE else None
-    if head and head.group("name").casefold() not in _written_tokens(question):
+    if head and head.group("name").casefold() not in {t.strip("`") for t in _written_tokens(question)}:
         return head.group("name")  # the entry's name, even a word the question uses ("mouse")
     for m in found:
         token = m.group(0).strip("`").strip()

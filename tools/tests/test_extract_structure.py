@@ -33,6 +33,8 @@ SETS = [  # one page or more of every documentation set and toolchain
     "zsh-5.9-conditional-expressions.html",
     "cmake-3.25-ctest_build.html",
     "golang-1.19-go_mem.html",
+    "tig-2.5-tigrc.5.html",
+    "tig-2.5-manual.html",
 ]
 
 
@@ -274,6 +276,8 @@ def entries_of_page(name: str) -> list[tuple[str, str]]:
         "cmake-3.25-ctest_build.html",  # Sphinx definition list of keyword options
         "ffmpeg-5.1-ffmpeg-scaler.html",  # texinfo @table (texi2html)
         "zsh-5.9-conditional-expressions.html",  # texinfo @table (makeinfo)
+        "tig-2.5-tigrc.5.html",  # AsciiDoc labeled list (xhtml11)
+        "tig-2.5-tig.1.html",  # AsciiDoc labeled list of subcommands and options
     ],
 )
 def test_every_definition_list_entry_is_one_passage_with_its_term(name):
@@ -298,6 +302,7 @@ def test_every_definition_list_entry_is_one_passage_with_its_term(name):
         ("zsh-5.9-conditional-expressions.html", "-a file true if file exists."),
         ("flask-2.2-config.html", "SECRET_KEY A secret key that will be used for securely signing"),
         ("cmake-3.25-ctest_build.html", "BUILD <build-dir> Specify the top-level build directory."),
+        ("tig-2.5-tigrc.5.html", "mouse (bool) Whether to enable mouse support."),
     ],
 )  # fmt: skip
 def test_a_claim_can_quote_an_option_with_its_description(name, quote):

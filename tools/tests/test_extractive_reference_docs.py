@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from research_engine import grounding
+from research_engine import answering, grounding
 from research_engine.engine.extractive.candidates import NAMING_HEADING_RE, sentence_candidates
 from research_engine.engine.extractive.features import FEATURE_NAMES, _opens_with, _phrases
-from research_engine.engine.extractive.picking import _same_quote, read_candidates, sentence_claims
+from research_engine.engine.extractive.picking import (
+    _same_entry_sentence,
+    _same_quote,
+    read_candidates,
+    sentence_claims,
+)
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract import extract_html
@@ -285,3 +290,73 @@ def test_a_sentence_writing_the_questions_phrase_is_told_from_one_writing_anothe
     assert " timestamp with time zone " in _phrases(question)
     listed = _phrases("What is the difference between the json and jsonb data types in PostgreSQL?")
     assert listed == [" types in postgresql ", " data types in postgresql "]
+
+
+# AsciiDoc (tig's manual pages, issue 32): definition terms that are plain names, examples lists, and a
+# sentence that goes on after the example it introduces.
+
+
+@pytest.mark.parametrize(
+    ("term", "name"),
+    [
+        ("mouse (bool)", "mouse"),
+        ("ignore-space (mixed) [no|all|some|at-eol|<bool>]", "ignore-space"),
+        ("blame", "blame"),
+        ("-C <path>", "-C"),
+        ("shared_buffers (integer)", "shared_buffers"),
+        ("--max-old-space-size=SIZE (in megabytes)", "--max-old-space-size"),
+        ("Valid bool values", None),  # a term in words names nothing
+        ("class Flask(import_name)", None),
+    ],
+)
+def test_a_definition_term_gives_the_name_of_what_it_describes(term, name):
+    assert answering.entry_name(term) == name
+
+
+def test_a_definition_terms_plain_name_is_what_a_how_to_answer_names():
+    question = "How do I get tig to respond to mouse clicks and the scroll wheel?"
+    scored = answering.answer_score(question, "mouse (bool) Whether to enable mouse support.")
+    assert scored.kind_found == "mouse" and scored.answers
+    # A sentence opening with a capital is no entry's term ("If ..."), and a question writing the name as
+    # code is answered by what the entry says of it, not by its name.
+    assert answering.answer_score(question, "If Tig runs, mouse support is enabled.").kind_found is None
+    assert (
+        answering.answer_score("How do I set `mouse`?", "mouse (bool) Whether to enable it.").kind_found
+        != "mouse"
+    )
+    # The sentence writes the term's words but not its name: it is quoted with the term too.
+    texts = [c.text for c in sentence_candidates([source("tig-2.5-tigrc.5.html")])]
+    assert "ignore-space (mixed) [no|all|some|at-eol|<bool>] Ignore space changes in diff view." in texts
+
+
+def test_an_examples_list_label_is_quoted_with_its_example():
+    manual = [c.text for c in sentence_candidates([source("tig-2.5-manual.html")])]
+    assert (
+        'Copy commit ID to clipboard: bind generic 9 @sh -c "echo -n %(commit) | xclip -selection c"'
+        in manual
+    )
+    assert "Display the list of stashes: $ tig stash" in [
+        c.text for c in sentence_candidates([source("tig-2.5-tig.1.html")])
+    ]
+    question = "How can I copy the commit id to the clipboard in tig?"
+    assert any("xclip" in t for t in claims_for(question, question, "tig-2.5-manual.html"))
+
+
+def test_a_sentence_going_on_after_its_example_is_quoted_whole():
+    question = "How can I see which commits have not been pushed yet in tig?"
+    assert claims_for(question, question, "tig-2.5-manual.html")[0] == (
+        "Assuming origin is your upstream remote branch, using: $ tig origin..HEAD will list what will be "
+        "pushed to the remote branch."
+    )
+    texts = [c.text for c in sentence_candidates([source("tig-2.5-manual.html")])]
+    assert not any(t.startswith("will list what") for t in texts)  # never the rest alone
+
+
+def test_two_claims_of_one_entry_never_repeat_a_sentence():
+    cands = sentence_candidates([source("tig-2.5-tigrc.5.html")])
+    split = [c for c in cands if c.entry_name == "vertical-split" and c.text.startswith("vertical-split")]
+    longest = max(split, key=lambda c: len(c.text))
+    shorter = [c for c in split if c is not longest]
+    assert shorter and all(_same_entry_sentence(c, longest) for c in shorter)
+    other = next(c for c in cands if c.entry_name == "split-view-height")
+    assert not _same_entry_sentence(other, longest)
