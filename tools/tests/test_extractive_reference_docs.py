@@ -360,3 +360,31 @@ def test_two_claims_of_one_entry_never_repeat_a_sentence():
     assert shorter and all(_same_entry_sentence(c, longest) for c in shorter)
     other = next(c for c in cands if c.entry_name == "split-view-height")
     assert not _same_entry_sentence(other, longest)
+
+
+def test_a_definition_terms_example_block_is_quoted_with_its_label_and_what_follows():
+    # AsciiDoc's EXAMPLES as a labeled list: the term says what the example does, the block is the how, the
+    # callout after it what happens (a small page in that shape; the reader gives the term as a line).
+    html = (
+        b"<html><head><title>frob(1)</title></head><body><div class='sect1'><h2>EXAMPLES</h2>"
+        b"<div class='dlist'><dl><dt class='hdlist1'>Frob a file and keep it</dt><dd>"
+        b"<div class='listingblock'><div class='content'><pre><code>$ frob --keep notes.txt"
+        b"</code></pre></div>"
+        b"</div><div class='colist arabic'><ol><li><p>The file stays where it was and a frobbed copy is "
+        b"written beside it.</p></li></ol></div></dd>"
+        b"<dt class='hdlist1'>Synopsis</dt><dd><div class='listingblock'><div class='content'><pre><code>"
+        b"frob [--keep] file</code></pre></div></div></dd></dl></div></div></body></html>"
+    )
+    page = extract_html(html, url="http://127.0.0.1/frob.1.html")
+    texts = [
+        c.text
+        for c in sentence_candidates(
+            [SourceText("SQ-01/SRC-01", page.title, "http://127.0.0.1/frob.1.html", list(page.passages))]
+        )
+    ]
+    assert "Frob a file and keep it $ frob --keep notes.txt" in texts
+    assert (
+        "Frob a file and keep it $ frob --keep notes.txt The file stays where it was and a frobbed copy is "
+        "written beside it." in texts
+    )
+    assert not any(t.startswith("Synopsis") for t in texts)  # a label announcing, not saying what it does

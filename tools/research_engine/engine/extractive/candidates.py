@@ -56,8 +56,12 @@ ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quote
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
 EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
-# An example's label in an examples list: three to five plain words, capitalised, then a colon.
+# An example's label in an examples list: three to five plain words, capitalised, then a colon; or, as a
+# definition list's term over an example block, two to eight words and no colon ("Undo add").
 EXAMPLE_LABEL_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/-]+){2,4}:")
+EXAMPLE_NAME_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/.,-]+){1,7}")
+ANNOUNCES_RE = re.compile(r"^(?:examples?|usage|syntax|synopsis|output|results?|samples?|notes?|see)\b", re.I)
+LABELLED_EXAMPLE_MAX_WORDS = 30  # an example block under its own label: a few command lines
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
@@ -138,25 +142,16 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 continue
             if passage.kind == "heading":
                 section = _section_path(passage, section)
-            follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
-            if (
-                passage.kind in ("paragraph", "list-item")
-                and TERM_RE.match(passage.text)
-                and follows is not None
-                and _is_code(follows)
-                and _quotable_example(follows.text)
-                and _introduces_example(passage.text)
-            ):
+            shown_examples = _labelled_examples(passages, p_index)
+            if shown_examples:
                 # An examples list's label and its example ("Copy commit ID to clipboard: bind generic 9
-                # @sh -c ..."): a short line, not an entry's term.
-                position += 1
-                out.append(
-                    _candidate(
-                        f"{passage.text} {follows.text}", source.ref, s_index, position, heading, example=True
-                    )
-                )
-                out[-1].title, out[-1].changelog = title, changelog
-                _place_in_section(out[-1:], section, [], "")
+                # @sh -c ..."; "Undo add $ git reset ..."), with what the page says of it after: a short
+                # line, not an entry's term.
+                for shown_text in shown_examples:
+                    position += 1
+                    out.append(_candidate(shown_text, source.ref, s_index, position, heading, example=True))
+                    out[-1].title, out[-1].changelog = title, changelog
+                _place_in_section(out[-len(shown_examples) :], section, [], "")
                 entry, intro = [], None
                 continue
             if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
@@ -442,6 +437,37 @@ def _is_code(passage: Passage) -> bool:
     return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
 
 
+def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
+    """The quotes an example's label at `index` heads: the label with the example block after it, and that
+    with the first sentence the page says of it next (a callout, a paragraph); none when passage `index`
+    is not a label over a short example."""
+    label = passages[index]
+    shown = passages[index + 1] if index + 1 < len(passages) else None
+    if (
+        label.kind not in ("paragraph", "list-item")
+        or not TERM_RE.match(label.text)
+        or shown is None
+        or not _is_code(shown)
+        or not _quotable_example(shown.text, LABELLED_EXAMPLE_MAX_WORDS)
+    ):
+        return []
+    if not (
+        _introduces_example(label.text)
+        or (EXAMPLE_NAME_RE.fullmatch(label.text) and not ANNOUNCES_RE.match(label.text))
+    ):
+        return []
+    quotes = [f"{label.text} {shown.text}"]
+    said = passages[index + 2] if index + 2 < len(passages) else None
+    if said is not None and said.kind in ("paragraph", "list-item"):
+        first = sentences(said.text)[:1]
+        sentence = said.text[first[0][0] : first[0][1]] if first else ""
+        if first and first[0][0] == 0 and is_claim_sentence(sentence):
+            whole = f"{quotes[0]} {sentence}"
+            if len(whole.split()) <= ANTECEDENT_MAX_WORDS:
+                quotes.append(whole)
+    return quotes
+
+
 def _lead_into(passages: list[Passage], index: int) -> str:
     """The sentence ending with a colon right before the one-line example above passage `index`, when that
     passage goes on with the sentence the example sits in; else ""."""
@@ -455,10 +481,10 @@ def _lead_into(passages: list[Passage], index: int) -> str:
     return lead if is_claim_sentence(lead[:-1] + ".") and not FOLLOWING_RE.search(lead) else ""
 
 
-def _quotable_example(text: str) -> bool:
+def _quotable_example(text: str, max_words: int = EXAMPLE_MAX_WORDS) -> bool:
     """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
     sentence end (a prompt's "...", a "?" or "!")."""
-    return len(text.split()) <= EXAMPLE_MAX_WORDS and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
+    return len(text.split()) <= max_words and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
 
 
 def _is_statement(text: str) -> bool:
