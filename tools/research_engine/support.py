@@ -70,6 +70,9 @@ MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
 
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
+# A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
+# One slash between two words may be prose ("read/write"): held when both words are.
+PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
@@ -171,7 +174,11 @@ def _code_in(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
-    return tuple([m.group(0) for m in CALL_RE.finditer(text)] + prose.code_tokens(text))
+    return tuple(
+        [m.group(0) for m in CALL_RE.finditer(text)]
+        + prose.code_tokens(text)
+        + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
+    )
 
 
 def _code_base(token: str) -> str:
@@ -343,11 +350,17 @@ class Judge:
 
     def _code_held(self, token: str, held: Held) -> bool:
         base = _code_base(token)
+        if not base or base in held.code:
+            return True
+        if PATH_RE.fullmatch(base):
+            if not base.startswith("/") and base.count("/") == 1:  # "read/write": two words, each held
+                return all(
+                    re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", held.plain) for w in base.split("/") if w
+                )
+            return re.search(rf"(?<![\w/.]){re.escape(base)}(?![\w/])", held.plain) is not None
         if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
             parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
             return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
-        if not base or base in held.code:
-            return True
         if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
             return True
         parts = base.split(".")

@@ -55,6 +55,7 @@ def codes(run, text: str) -> list[str]:
         "About 10 percent of households have panels, says the Ministry of Energy [CLM-03].",
         "Solar capacity in Freedonia was 42 gigawatts. Freedonia counted it in 2023 [CLM-01].",
         "Per the grid operator, 42 gigawatts [CLM-01]; per the Ministry of Energy, 10% of homes [CLM-03].",
+        "The grid operator's solar/grid count was 42 gigawatts in 2023 [CLM-01].",  # two words, not a path
     ],
 )
 def test_a_paraphrase_that_keeps_the_claims_numbers_and_names_passes(run, claims3, sentence):
@@ -74,6 +75,8 @@ def test_a_paraphrase_that_keeps_the_claims_numbers_and_names_passes(run, claims
         ("Set FREEDONIA_GRID_MAX to apply the rules [CLM-02].", "FREEDONIA_GRID_MAX"),
         ("About 12% of households had panels [CLM-03].", "12%"),
         ("The IEA says 42 gigawatts of solar capacity were counted [CLM-01].", "IEA"),
+        ("Load version 3.7.0 of the rules from /etc/grid/rules.conf [CLM-02].", "/etc/grid/rules.conf"),
+        ("The grid/meter module counted 42 gigawatts of solar capacity [CLM-01].", "grid/meter"),
     ],
 )
 def test_a_sentence_citing_a_real_claim_but_stating_what_it_does_not_hold_is_refused(
