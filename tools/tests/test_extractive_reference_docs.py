@@ -326,7 +326,14 @@ def test_a_definition_terms_plain_name_is_what_a_how_to_answer_names():
     )
     # The sentence writes the term's words but not its name: it is quoted with the term too.
     texts = [c.text for c in sentence_candidates([source("tig-2.5-tigrc.5.html")])]
-    assert "ignore-space (mixed) [no|all|some|at-eol|<bool>] Ignore space changes in diff view." in texts
+    span = "ignore-space (mixed) [no|all|some|at-eol|<bool>] Ignore space changes in diff view."
+    assert span in texts
+    # ... and, quoted with its term, it names what a how-to asks for, as "--ignore-space" would.
+    brief = {"objective": "tig", "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": "How do I hide whitespace changes in tig's diff view?", "angle": "entity"}
+    _, picks = read_candidates(brief, sq, [source("tig-2.5-tigrc.5.html")])
+    named = FEATURE_NAMES.index("names_mechanism")
+    assert [p.scored.values[named] for p in picks if p.cand.text == span] == [1.0]
 
 
 def test_an_examples_list_label_is_quoted_with_its_example():

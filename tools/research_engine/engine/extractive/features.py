@@ -315,6 +315,8 @@ def _names_mechanism(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int)
     question says which) that the question does not already name."""
     if not q.procedure and q.kind != AnswerKind.NAME:
         return 0.0
+    if c.entry_name and c.text.startswith(c.entry_term) and c.entry_name.casefold() not in q.text.casefold():
+        return 1.0  # the quote opens with its entry's term: "ignore-space (mixed) ... Ignore space changes"
     named = mechanisms_named(c.text, q.text)
     return float(bool(named.get(q.mechanism)) if q.mechanism else bool(named))  # type: ignore[call-overload]
 
