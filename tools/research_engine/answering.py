@@ -90,7 +90,11 @@ _NAME_Q = re.compile(
 # "How do I enable ...": in technical documentation the answer names its mechanism (a setting, a decorator,
 # a command, an option), so a sentence naming none describes the topic without saying how.
 _PROCEDURE_Q = re.compile(
-    r"^\s*how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)\b|^\s*how\s+to\b", re.IGNORECASE
+    r"^\s*how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)\b|^\s*how\s+to\b|"
+    # "What can I change in its configuration to make it load faster?": what to do, asked another way
+    r"^\s*what\s+(?:can|should|do|must)\s+(?:i|we|you|one)\s+(?:change|set|configure|add|run|type|put|pass|"
+    r"edit|enable|disable|turn)\b",
+    re.IGNORECASE,
 )
 _YES_NO_Q = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|must)\b", re.IGNORECASE

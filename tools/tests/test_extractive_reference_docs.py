@@ -395,3 +395,13 @@ def test_a_definition_terms_example_block_is_quoted_with_its_label_and_what_foll
         "written beside it." in texts
     )
     assert not any(t.startswith("Synopsis") for t in texts)  # a label announcing, not saying what it does
+
+
+def test_a_long_definition_term_still_heads_its_entry():
+    # "commit-order (enum) [auto|default|topo|date|author-date|reverse]" is longer than a heading-like line,
+    # yet the sentences under it are its own ("this option"), not the entry's before it.
+    cands = [c for c in sentence_candidates([source("tig-2.5-tigrc.5.html")]) if "speed up loading" in c.text]
+    assert cands and all(c.entry_name == "commit-order" for c in cands)
+    assert any(
+        c.text.startswith("commit-order (enum) [auto|default|topo|date|author-date|reverse]") for c in cands
+    )

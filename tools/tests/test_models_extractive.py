@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from crossprocess import outputs_of_fresh_processes
 
-from research_engine import grounding
+from research_engine import answering, grounding
 from research_engine.documents import Passage
 from research_engine.engine.extractive import bm25_scores, facets_of, is_claim_sentence, sentences, tokens
 from research_engine.engine.factory import make_model
@@ -972,3 +972,30 @@ def test_the_page_about_the_version_asked_of_wins_and_the_versions_own_number_is
     sq = {"id": "SQ-01", "text": brief["objective"], "angle": "entity"}
     texts = [c.text for c in make_model("extractive").consolidate(brief, sq, [old, new])]
     assert texts[0] == "Django 3.2 supports Python 3.6, 3.7, 3.8, 3.9, and 3.10 (as of 3.2.9)."
+
+
+@pytest.mark.parametrize(
+    ("objective", "question"),
+    [
+        (
+            "tig opens files in the same editor git uses for commit messages; how do I give tig an editor of "
+            "its own?",
+            "How do I give tig an editor of its own, given that tig opens files in the same editor git uses "
+            "for commit messages?",
+        ),
+        (
+            "My build fails with a linker error. How do I fix it?",
+            "How do I fix it, given that my build fails with a linker error?",
+        ),
+    ],
+)
+def test_a_situation_before_the_question_is_its_context_not_a_question_of_its_own(objective, question):
+    from research_engine.engine.extractive.plan import plan_of
+
+    assert [p.text for p in plan_of({"objective": objective, "recency": "any"})] == [question]
+    assert answering.expected_kind(question) == answering.AnswerKind.PROCEDURE
+    # An objective that opens by instructing sets no situation.
+    assert "given that" not in plan_of({"objective": "Compare json and jsonb; which one is faster?"})[-1].text
+    assert answering.expected_kind("What can I change in its configuration to make it load faster?") == (
+        answering.AnswerKind.PROCEDURE
+    )

@@ -154,7 +154,9 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 _place_in_section(out[-len(shown_examples) :], section, [], "")
                 entry, intro = [], None
                 continue
-            if passage.kind == "heading" or (passage.kind != "table-row" and TERM_RE.match(passage.text)):
+            if passage.kind in ("heading", "term") or (
+                passage.kind != "table-row" and TERM_RE.match(passage.text)
+            ):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
                 # the heading's entry.
@@ -216,7 +218,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         )
                         _place_in_section(out[-1:], section, entry, named)
                     continue
-                headed = _entry_span(before, passage.text[:end], heading=entry_headed)
+                headed = _entry_span(before, passage.text[:end], heading=entry_headed, term=bool(named))
                 follows = passages[p_index + 1] if p_index + 1 < len(passages) else None
                 introduces_code = (
                     n == len(spans) - 1
@@ -518,13 +520,14 @@ def _is_entry_claim(sentence: str, span: str) -> bool:
     )
 
 
-def _entry_span(before: list[str], upto: str, *, heading: bool = False) -> str | None:
+def _entry_span(before: list[str], upto: str, *, heading: bool = False, term: bool = False) -> str | None:
     """The entry's term, the passages between and `upto` as one span, when the entry has a term and the
     span is short enough to read as one finding. A section heading heads a span only when it names
     something ("--max-old-space-size=SIZE (in megabytes)", "Session.commit()"): a heading in words
-    ("Sending Requests with the Test Client") glued to the sentence under it reads as one garbled sentence."""
-    if not before or not TERM_RE.match(before[0]) or len(before) > ENTRY_PASSAGES:
-        return None
+    ("Sending Requests with the Test Client") glued to the sentence under it reads as one garbled sentence.
+    `term`: the entry opens with a definition term giving a name (`entry_name`)."""
+    if not before or not (TERM_RE.match(before[0]) or term) or len(before) > ENTRY_PASSAGES:
+        return None  # (a definition term naming one thing may be long: "commit-order (enum) [auto|...]")
     if heading and not NAMING_HEADING_RE.search(SECTION_NUMBER_RE.sub("", before[0])):
         return None
     span = " ".join([*before, upto])

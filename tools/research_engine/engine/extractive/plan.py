@@ -282,7 +282,7 @@ def _enumeration(clause: str) -> tuple[list[str], int] | None:
 
 def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
-    text = " ".join(objective.split())
+    text = _situation_as_context(" ".join(objective.split()))
     out: list[Facet] = []
     for clause in [part for whole in _CLAUSE_SPLIT_RE.split(text) for part in _of_each(whole)]:
         clause = clause.strip(" ,.!?")
@@ -304,6 +304,31 @@ def facets_of(objective: str) -> list[Facet]:
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
     return out
+
+
+def _situation_as_context(text: str) -> str:
+    """ "tig takes a long time to show the commit list; what can I change in its configuration to make it
+    load faster?" asks the question, in the situation the statement before it sets: one question, "What
+    can I change in its configuration to make it load faster, given that tig takes a long time to show the
+    commit list?", not a "What is known about tig takes a long time ...?" beside it."""
+    m = _SITUATION_RE.match(text)
+    if not m or _QUESTION_START_RE.match(m.group("situation")) or _INSTRUCTION_RE.match(m.group("situation")):
+        return text
+    situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    first, _, rest = situation.partition(" ")
+    if first.lower() in _DETERMINERS:
+        situation = f"{first.lower()} {rest}"
+    return f"{question[0].upper()}{question[1:]}, given that {situation}?"
+
+
+_SITUATION_RE = re.compile(r"^(?P<situation>[^?;]{12,}?)(?:;|\.|:)\s+(?P<question>[^?;]+\?)$")
+# An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
+_INSTRUCTION_RE = re.compile(
+    r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
+    r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
+    re.IGNORECASE,
+)
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "this", "these", "some", "when", "if"})
 
 
 def _of_each(clause: str) -> list[str]:
