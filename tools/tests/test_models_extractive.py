@@ -994,8 +994,10 @@ def test_a_situation_before_the_question_is_its_context_not_a_question_of_its_ow
 
     assert [p.text for p in plan_of({"objective": objective, "recency": "any"})] == [question]
     assert answering.expected_kind(question) == answering.AnswerKind.PROCEDURE
-    # An objective that opens by instructing sets no situation.
-    assert "given that" not in plan_of({"objective": "Compare json and jsonb; which one is faster?"})[-1].text
+    # An objective that opens by instructing sets no situation, and its question drops the instruction.
+    texts = [p.text for p in plan_of({"objective": "Compare json and jsonb; which one is faster?"})]
+    assert not any("given that" in t for t in texts) and "What is known about json and jsonb?" in texts
+    assert plan_of({"objective": "Explain SQLite WAL mode"})[0].text == "What is known about SQLite WAL mode?"
     assert answering.expected_kind("What can I change in its configuration to make it load faster?") == (
         answering.AnswerKind.PROCEDURE
     )

@@ -448,7 +448,14 @@ def _question(clause: str) -> str:
     clause = clause[0].upper() + clause[1:]
     if _QUESTION_START_RE.match(clause):
         return f"{clause}?"
-    return f"What is known about {clause[0].lower() + clause[1:]}?"
+    instruction = _INSTRUCTION_RE.match(clause)
+    if instruction and len(clause[instruction.end() :].split()) >= 1:
+        # "Compare json and jsonb" -> "What is known about json and jsonb?", not "about compare json ..."
+        clause = re.sub(r"^\s*(?:(?:me|us)\s+)?", "", clause[instruction.end() :])
+    first = clause.split(" ", 1)[0]
+    if first.lower() in STOP_WORDS:  # "The SQLite locking model" -> "the ..."; "SQLite ..." stays a name
+        clause = clause[0].lower() + clause[1:]
+    return f"What is known about {clause}?"
 
 
 def _entity_question(facet: Facet, item: str, choice: bool) -> str:
