@@ -445,20 +445,21 @@ def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
     is not a label over a short example."""
     label = passages[index]
     shown = passages[index + 1] if index + 1 < len(passages) else None
-    if (
-        label.kind not in ("paragraph", "list-item")
-        or not TERM_RE.match(label.text)
-        or shown is None
-        or not _is_code(shown)
-        or not _quotable_example(shown.text, LABELLED_EXAMPLE_MAX_WORDS)
-    ):
+    if label.kind not in ("paragraph", "list-item") or not TERM_RE.match(label.text) or shown is None:
         return []
-    if not (
-        _introduces_example(label.text)
-        or (EXAMPLE_NAME_RE.fullmatch(label.text) and not ANNOUNCES_RE.match(label.text))
-    ):
+    # A label ("Copy commit ID to clipboard:", "Undo add") heads an example of a few lines; a short sentence
+    # leading into code ("Use of these flags is roughly equivalent to:") a one-line example, as elsewhere.
+    named = not ANNOUNCES_RE.match(label.text) and (
+        EXAMPLE_LABEL_RE.fullmatch(label.text) is not None
+        or (EXAMPLE_NAME_RE.fullmatch(label.text) is not None and not label.text.endswith(":"))
+    )
+    if not (named or _introduces_example(label.text)) or not _is_code(shown):
+        return []
+    if not _quotable_example(shown.text, LABELLED_EXAMPLE_MAX_WORDS if named else EXAMPLE_MAX_WORDS):
         return []
     quotes = [f"{label.text} {shown.text}"]
+    if not named:
+        return quotes
     said = passages[index + 2] if index + 2 < len(passages) else None
     if said is not None and said.kind in ("paragraph", "list-item"):
         first = sentences(said.text)[:1]
