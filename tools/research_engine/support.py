@@ -10,8 +10,9 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   question, or a code token it states is in no cited claim;
 - contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "instead of", "rather
   than") or "only" in the sentence that no cited claim puts on the same words, while the claims use them; or
-  a claim's negation over two or more words that the sentence states without one; or a word whose negative
-  (un-, in-, non-, dis-) the claims use instead;
+  a claim's negation whose first word the sentence states without one (and the claims never affirm it):
+  "can be overridden" against "cannot be overridden"; or a word whose negative (un-, in-, non-, dis-) the
+  claims use instead;
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses, or a causal link
   (`CAUSAL_RE`) where no cited claim makes one;
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
@@ -67,7 +68,7 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
-RULE_B_MIN_WORDS = 2  # a claim's negation is held against a sentence that states two of its words
+RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
