@@ -132,6 +132,20 @@ _CODE_A = re.compile(
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[A-Z]{2,}\w*\b"
 )
 _CAPITAL_A = re.compile(r"(?<=[a-z,;] )[A-Z][\w-]+")
+_DO = (  # what a documentation page tells its reader to do
+    r"(?:use|add|set|call|pass|include|put|enable|disable|wrap|decorate|apply|import|override|subclass|"
+    r"configure|specify|install|run|register|define|mark|write)"
+)
+# A sentence telling its reader what to do ("Use ...", "you can use ...", "by setting ..."): for a how-to
+# asked in words, an answer in words ("FFmpeg has a concat demuxer which you can use when you want to avoid
+# a re-encode"), worth half the credit of one naming its option or setting.
+INSTRUCTION_RE = re.compile(
+    rf"(?:^|[,;:]\s+|\bthen\s+){_DO}\b|\byou\s+(?:can|should|must|need\s+to|have\s+to|may)\s+"
+    rf"(?:also\s+|simply\s+|just\s+)?{_DO}\b|\bby\s+(?:using|adding|setting|calling|passing|wrapping)\b",
+    re.IGNORECASE,
+)
+INSTRUCTION_CREDIT = 0.5
+
 # A reference entry's term opening the quote, the way definition lists set it: a name in lower case or with
 # an option's dashes, then its type, its values or its description ("mouse (bool) Whether to enable mouse
 # support.", "ignore-space (mixed) [no|all|some] ...", "blame Show given file annotated by commits."). The
@@ -434,7 +448,10 @@ def answer_score(
         score, found_kind = terms, None
     else:
         found_kind = _kind_found(kind, claim, question, set(focus) or set(content))
-        score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * (1.0 if found_kind else 0.0)
+        credit = 1.0 if found_kind else 0.0
+        if not found_kind and kind == AnswerKind.PROCEDURE and INSTRUCTION_RE.search(claim):
+            credit = INSTRUCTION_CREDIT
+        score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * credit
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
 
 

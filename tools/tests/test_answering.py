@@ -91,6 +91,23 @@ def test_a_how_to_is_answered_by_a_sentence_naming_its_mechanism():
     assert not answer_score(question, elsewhere, context).answers
 
 
+def test_a_how_to_is_answered_in_words_by_a_sentence_saying_what_to_use():
+    # FFmpeg's FAQ names its answer in words, with no option to write: it tells the reader what to use.
+    question = "How can I concatenate video files with ffmpeg without re-encoding them?"
+    answer = (
+        "FFmpeg has a concat demuxer which you can use when you want to avoid a re-encode and your format "
+        "doesn't support file level concatenation."
+    )
+    assert answer_score(question, answer, {"ffmpeg"}).answers
+    assert answer_score(question, answer, {"ffmpeg"}).kind_found is None  # it names no option
+    # Saying what to do about something else, or barely about this, is no answer.
+    assert not answer_score(
+        question, "You can use the -y option to overwrite output files.", {"ffmpeg"}
+    ).answers
+    described = "FFmpeg can concatenate video files that share a codec."
+    assert not answer_score(question, described, {"ffmpeg"}).answers  # about it, never what to use
+
+
 def test_an_explanation_is_scored_by_the_terms_it_carries():
     question = "How does the asyncio event loop schedule tasks?"
     assert answer_score(question, "The event loop runs asyncio tasks in the order they become ready.").answers

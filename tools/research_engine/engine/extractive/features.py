@@ -24,6 +24,7 @@ from typing import Any
 
 from research_engine import ranking
 from research_engine.answering import (
+    INSTRUCTION_RE,
     VERSION_TERM_RE,
     AnswerKind,
     AnswerScore,
@@ -67,15 +68,6 @@ CONTRAST_RE = re.compile(
 JUDGEMENT_RE = re.compile(
     r"\b(?:most|least|more|less)\s+(?!than\b)[a-z]+|\b(?:better|best|worse|worst|recommend\w*|prefer\w*|should|"
     r"avoid|deprecated|discouraged|insecure|safer|safest)\b",
-    re.IGNORECASE,
-)
-_DO = (  # what a documentation page tells its reader to do
-    r"(?:use|add|set|call|pass|include|put|enable|disable|wrap|decorate|apply|import|override|subclass|"
-    r"configure|specify|install|run|register|define|mark|write)"
-)
-INSTRUCTION_RE = re.compile(
-    rf"(?:^|[,;:]\s+|\bthen\s+){_DO}\b|\byou\s+(?:can|should|must|need\s+to|have\s+to|may)\s+"
-    rf"(?:also\s+|simply\s+|just\s+)?{_DO}\b|\bby\s+(?:using|adding|setting|calling|passing|wrapping)\b",
     re.IGNORECASE,
 )
 LEAD_IN_RE = re.compile(r"^(?:[\w-]+\s+){0,3}[\w-]+,\s+")  # "By contrast, ", "In PostgreSQL 15, "
