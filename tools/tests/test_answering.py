@@ -101,9 +101,7 @@ def test_a_how_to_is_answered_in_words_by_a_sentence_saying_what_to_use():
     assert answer_score(question, answer, {"ffmpeg"}).answers
     assert answer_score(question, answer, {"ffmpeg"}).kind_found is None  # it names no option
     # Saying what to do about something else, or barely about this, is no answer.
-    assert not answer_score(
-        question, "You can use the -y option to overwrite output files.", {"ffmpeg"}
-    ).answers
+    assert not answer_score(question, "You can use a faster preset when encoding audio.", {"ffmpeg"}).answers
     described = "FFmpeg can concatenate video files that share a codec."
     assert not answer_score(question, described, {"ffmpeg"}).answers  # about it, never what to use
 
