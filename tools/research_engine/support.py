@@ -41,6 +41,7 @@ from typing import Any
 
 from research_engine import prose, terms
 from research_engine.support_words import (
+    BOUND_WORDS,
     BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
@@ -71,6 +72,9 @@ MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
+POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
+# Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
+ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
 # One slash between two words may be prose ("read/write"): held when both words are.
 PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
@@ -175,11 +179,12 @@ def _code_in(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
-    return tuple(
+    found = (
         [m.group(0) for m in CALL_RE.finditer(text)]
         + prose.code_tokens(text)
         + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
     )
+    return tuple(t for t in found if not ABBREVIATION_RE.match(t.strip("`").rstrip(".")))
 
 
 def _code_base(token: str) -> str:
@@ -342,12 +347,24 @@ class Judge:
         missing += [
             n
             for n in prose.names(plain)
-            if not prose.holds(n, held.plain)
-            and not prose.holds(n, self.question_plain)
-            and not any(n.casefold() in _code_base(t) for t in missing)
+            if not self._name_held(n, held) and not any(n.casefold() in _code_base(t) for t in missing)
         ]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
+
+    def _name_held(self, name: str, held: Held) -> bool:
+        """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of
+        it ("SQLite-specific") is held when the name is and the rest are words the claims use."""
+        name = POSSESSIVE_RE.sub("", name)
+        if any(prose.holds(name, text) for text in (held.plain, self.question_plain)):
+            return True
+        parts = [p for p in name.split("-") if p]
+        return len(parts) > 1 and all(
+            prose.holds(p, held.plain)
+            or prose.holds(p, self.question_plain)
+            or (p.islower() and stem(p) in held.stems)
+            for p in parts
+        )
 
     def _code_held(self, token: str, held: Held) -> bool:
         base = _code_base(token)
@@ -399,6 +416,8 @@ class Judge:
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
             same = [c for c in held.cues if c.kind == cue.kind]
+            if cue.word == "at most" and held.words & BOUND_WORDS:
+                continue  # "at most 1,000,000,000 bytes" for the claim's maximum
             restricted = cue.kind == "only" and not same
             if restricted or (
                 cue.scope

@@ -36,9 +36,12 @@ ever yet also even actually really always still
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable"}
+     "rather_than", "unable", "lack", "lacks", "lacking"}
 )  # fmt: skip
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
+BOUND_WORDS = frozenset(
+    {"maximum", "max", "limit", "limits", "limited", "upper"}
+)  # a claim's bound: "at most"
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bno longer\b"), "no_longer"),

@@ -56,6 +56,9 @@ def codes(run, text: str) -> list[str]:
         "Solar capacity in Freedonia was 42 gigawatts. Freedonia counted it in 2023 [CLM-01].",
         "Per the grid operator, 42 gigawatts [CLM-01]; per the Ministry of Energy, 10% of homes [CLM-03].",
         "The grid operator's solar/grid count was 42 gigawatts in 2023 [CLM-01].",  # two words, not a path
+        "Freedonia's grid operator counted 42 gigawatts of solar capacity in 2023 [CLM-01].",  # a possessive
+        "The grid operator counted, e.g., 42 gigawatts of solar capacity in Freedonia in 2023 [CLM-01].",
+        "The Freedonia-counted solar capacity was 42 gigawatts in 2023 [CLM-01].",  # a name's compound
     ],
 )
 def test_a_paraphrase_that_keeps_the_claims_numbers_and_names_passes(run, claims3, sentence):
@@ -205,3 +208,32 @@ def test_a_verbatim_source_sentence_citing_itself_always_passes(pool):
             judge = support.Judge({"CLM-01": {"id": "CLM-01", "text": sentence}}, "")
             failed += [s.message() for s in judge.block(block, 1) if not s.ok]
     assert failed == []
+
+
+def test_a_bound_and_a_lack_are_read_as_the_claims_put_them():
+    judge = support.Judge(
+        {
+            "CLM-01": {"id": "CLM-01", "text": "The maximum length of a string is 1,000,000,000 bytes."},
+            "CLM-02": {
+                "id": "CLM-02",
+                "text": "VACUUM may change the rowids of tables that do not have an explicit INTEGER PRIMARY "
+                "KEY.",
+            },
+            "CLM-03": {"id": "CLM-03", "text": "A string of 1,000,000,000 bytes is stored in one row."},
+        },
+        "",
+    )
+
+    def passes(text: str) -> bool:
+        return all(s.ok for s in judge.block(text, 1))
+
+    assert passes("A string may be at most 1,000,000,000 bytes long [CLM-01].")  # the claim's maximum
+    assert not passes(
+        "A string may be at most 1,000,000,000 bytes long [CLM-03]."
+    )  # a bound CLM-03 never sets
+    assert passes(
+        "VACUUM may change the rowids of tables that lack an explicit INTEGER PRIMARY KEY [CLM-02]."
+    )
+    assert not passes(
+        "VACUUM may change the rowids of tables that have an explicit INTEGER PRIMARY KEY [CLM-02]."
+    )
