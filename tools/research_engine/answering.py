@@ -145,6 +145,7 @@ INSTRUCTION_RE = re.compile(
     re.IGNORECASE,
 )
 INSTRUCTION_CREDIT = 0.5
+RESTATES_SHARE = 0.85  # ... and so is one carrying nearly every term of the how-to: it says what does it
 
 # A reference entry's term opening the quote, the way definition lists set it: a name in lower case or with
 # an option's dashes, then its type, its values or its description ("mouse (bool) Whether to enable mouse
@@ -449,7 +450,9 @@ def answer_score(
     else:
         found_kind = _kind_found(kind, claim, question, set(focus) or set(content))
         credit = 1.0 if found_kind else 0.0
-        if not found_kind and kind == AnswerKind.PROCEDURE and INSTRUCTION_RE.search(claim):
+        if not found_kind and kind == AnswerKind.PROCEDURE and (
+            INSTRUCTION_RE.search(claim) or terms >= RESTATES_SHARE
+        ):
             credit = INSTRUCTION_CREDIT
         score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * credit
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)

@@ -104,6 +104,10 @@ def test_a_how_to_is_answered_in_words_by_a_sentence_saying_what_to_use():
     assert not answer_score(question, "You can use a faster preset when encoding audio.", {"ffmpeg"}).answers
     described = "FFmpeg can concatenate video files that share a codec."
     assert not answer_score(question, described, {"ffmpeg"}).answers  # about it, never what to use
+    # A sentence carrying nearly every term of the how-to says what does it, in words.
+    flask = "How do I send requests to a Flask application in tests without running a live server?"
+    said = "The test client makes requests to the application without running a live server."
+    assert answer_score(flask, said, {"flask"}).answers
 
 
 def test_an_explanation_is_scored_by_the_terms_it_carries():
