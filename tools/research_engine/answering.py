@@ -145,7 +145,10 @@ INSTRUCTION_RE = re.compile(
     re.IGNORECASE,
 )
 INSTRUCTION_CREDIT = 0.5
-RESTATES_SHARE = 0.85  # ... and so is one carrying nearly every term of the how-to: it says what does it
+# ... and so is one carrying five or more of a how-to's terms, nearly all it needs: it says in words what
+# does it ("The test client makes requests to the application without running a live server.").
+RESTATES_SHARE = 0.85
+RESTATES_MIN_TERMS = 5
 
 # A reference entry's term opening the quote, the way definition lists set it: a name in lower case or with
 # an option's dashes, then its type, its values or its description ("mouse (bool) Whether to enable mouse
@@ -450,9 +453,8 @@ def answer_score(
     else:
         found_kind = _kind_found(kind, claim, question, set(focus) or set(content))
         credit = 1.0 if found_kind else 0.0
-        if not found_kind and kind == AnswerKind.PROCEDURE and (
-            INSTRUCTION_RE.search(claim) or terms >= RESTATES_SHARE
-        ):
+        restates = len(found) >= RESTATES_MIN_TERMS and terms >= RESTATES_SHARE
+        if not found_kind and kind == AnswerKind.PROCEDURE and (INSTRUCTION_RE.search(claim) or restates):
             credit = INSTRUCTION_CREDIT
         score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * credit
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
