@@ -3,8 +3,7 @@
 Why these choices:
 - Documents and queries are cut by `research_engine.terms` (version numbers whole, light suffix
   folding), question words are stop words, and a title match adds a bonus field score: a query
-  such as "threads processes asyncio" must match "threading", "Process-based parallelism". A page's
-  identifiers also count as their parts (SHARE_HISTORY as share, history); a query's stay whole.
+  such as "threads processes asyncio" must match "threading", "Process-based parallelism".
 - BM25 is our own ~50 lines (`Bm25Index`): the index also has to produce the snippet and be
   deterministic to the byte (ties broken by path), and rank-bm25 would add a dependency for the
   scoring loop alone. Nothing is built at start-up beyond the counts; a query term's postings (the
@@ -48,18 +47,6 @@ def tokenize(text: str) -> list[str]:
     return [_fold(w) for w in words(text) if w not in _STOPWORDS]
 
 
-def page_terms(text: str) -> list[str]:
-    """`tokenize`, and after each identifier its parts ("share_history" -> share, history): a page naming
-    SHARE_HISTORY is about sharing history, and a question asked in words ("share command history between
-    sessions") must find it. A query keeps an identifier whole: it names one thing."""
-    out: list[str] = []
-    for term in tokenize(text):
-        out.append(term)
-        if "_" in term:
-            out += [_fold(part) for part in term.split("_") if len(part) > 1 and part not in _STOPWORDS]
-    return out
-
-
 @dataclass
 class CorpusPage:
     path: str  # relative, POSIX, e.g. "library/threading.html"
@@ -72,8 +59,8 @@ class CorpusPage:
     @classmethod
     def of(cls, path: str, title: str, text: str) -> CorpusPage:
         """A page with its tokens counted (the title's words count in the body too)."""
-        tokens = Counter(page_terms(f"{title} {text}"))
-        return cls(path, title or path, text, tokens, sum(tokens.values()), frozenset(page_terms(title)))
+        tokens = Counter(tokenize(f"{title} {text}"))
+        return cls(path, title or path, text, tokens, sum(tokens.values()), frozenset(tokenize(title)))
 
 
 class Bm25Index:
@@ -141,7 +128,7 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
             j += 1
         if best_score >= 0 and not any(hits[i:j]):
             continue  # no query word in it: it scores 0, and the first window already holds that
-        score = len(terms & set(page_terms(window)))
+        score = len(terms & set(tokenize(window)))
         if score > best_score:
             best, best_score = window, score
     best = best.strip()
