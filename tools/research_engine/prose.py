@@ -30,7 +30,12 @@ LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 EMPHASIS_RE = re.compile(r"(\*\*|__|\*|~~)")
 BACKTICK_RE = re.compile(r"`([^`]+)`")
 # A sentence ends at . ! or ? followed by space and something that is not a lower-case letter.
-SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\sa-z])")
+SENTENCE_END_RE = re.compile(
+    r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\sa-z])"
+    # A citation ends its sentence even when the quote it closes ends in code with no full stop ("...: $ tig
+    # --word-diff=plain [CLM-01] `ignore-space` (mixed): Ignore ..."), when a capital, code or quote follows.
+    r"|(?:(?<=CLM-\d\d\])|(?<=CLM-\d\d\d\]))\s+(?=[`A-Z\"“])"
+)
 ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig.", "dr.", "mr.", "ms.")
 FACT_MIN_WORDS = 6
 

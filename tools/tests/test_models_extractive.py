@@ -1001,3 +1001,29 @@ def test_a_situation_before_the_question_is_its_context_not_a_question_of_its_ow
     assert answering.expected_kind("What can I change in its configuration to make it load faster?") == (
         answering.AnswerKind.PROCEDURE
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "shown"),
+    [
+        ("TIG_EDITOR The editor command to use.", "`TIG_EDITOR`: The editor command to use."),
+        ("mouse-scroll (int) Interval to scroll.", "`mouse-scroll` (int): Interval to scroll."),
+        (
+            "--max-old-space-size=SIZE (in megabytes) Sets the max memory size.",
+            "`--max-old-space-size=SIZE` (in megabytes): Sets the max memory size.",
+        ),
+        ("blame Show given file annotated by commits.", "`blame`: Show given file annotated by commits."),
+        ("SQLite uses a write-ahead log.", "SQLite uses a write-ahead log."),  # a sentence, not an entry
+        ("In SQLite, readers do not block writers.", "In SQLite, readers do not block writers."),
+        ("Node.js will adjust the V8 heap.", "Node.js will adjust the V8 heap."),
+    ],
+)
+def test_the_deliverable_shows_an_entrys_term_and_description_together(claim, shown):
+    from research_engine.engine.extractive.rendering import shown as display
+
+    assert display(claim) == shown
+    # The words stay the source's: only the name's code marks and the colon are added.
+    assert (
+        display(claim).replace("`", "").replace(":", "", 1).split() == claim.split()
+        or display(claim) == claim
+    )

@@ -160,6 +160,21 @@ def test_a_citation_after_the_full_stop_belongs_to_the_sentence_before_it():
     ]
 
 
+def test_a_citation_ends_a_quote_that_ends_in_code():
+    # Examples quoted with their lead-in end in code, with no full stop: the citation closes them, so the
+    # next claim's sentence is judged against its own claim (a real tig run dropped three claims' sentences).
+    text = (
+        "Use word diff in the diff view: $ tig --word-diff=plain [CLM-01] `ignore-space` (mixed): Ignore "
+        "space changes in diff view. [CLM-04]"
+    )
+    assert prose.split_sentences(text) == [
+        "Use word diff in the diff view: $ tig --word-diff=plain [CLM-01]",
+        "`ignore-space` (mixed): Ignore space changes in diff view. [CLM-04]",
+    ]
+    # A citation inside a sentence, before a lower-case word, leaves it whole.
+    assert len(prose.split_sentences("Django 3.2 [CLM-01] supports async views [CLM-02].")) == 1
+
+
 def test_the_extractive_writers_asides_after_a_citation_belong_to_its_sentence():
     """The extractive writer marks a partial claim "(partly supported: read with caution)" after its citation;
     a real run's fallback deliverable failed `report check` on it until asides joined the cited sentence."""

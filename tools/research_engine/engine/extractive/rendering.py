@@ -12,6 +12,7 @@ state, with their ids and sources; writes nothing to disk (the engine does).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from research_engine import answering
@@ -29,6 +30,30 @@ ABOUT_HEADING = "## About this report"
 CLOSEST_HEADING = "## Gap: no claim answers a sub-question; the closest supported statements"
 CLOSEST_CLAIMS = 5
 _CONFIDENCE_RANK: dict[str, int] = {level: rank for rank, level in enumerate(Confidence)}  # high first
+
+
+# A claim quoting a reference entry opens with the entry's term: a name written as code, or a plain name
+# with its type ("TIG_EDITOR", "--max-old-space-size=SIZE (in megabytes)", "mouse-scroll (int)"), then
+# the description, capitalised. The deliverable sets the name in code and the description after a colon.
+_ENTRY_HEAD_RE = re.compile(
+    r"^(?P<name>(?:--?|\+)?[A-Za-z_][\w.:+/-]*(?:=[^\s(]+)?)"
+    r"(?P<type>(?:\s*\([^()]{1,40}\))?(?:\s*\[[^\[\]]{1,80}\])?(?:\s*<[^<>]{1,30}>)?)"
+    r"\s+(?=[A-Z\u201c\"])"
+)
+_CODE_NAME_RE = re.compile(r"^--?\w|[_=]|\w[.:/-]\w|^[A-Z][A-Z0-9]+$")
+
+
+def shown(text: str) -> str:
+    """A claim's text as the deliverable shows it: a reference entry's term and its description together,
+    "`TIG_EDITOR`: The editor command ..." (issue 32); every word as the source has it. Any other claim as
+    it is."""
+    m = _ENTRY_HEAD_RE.match(text)
+    if not m or "`" in text:
+        return text
+    name, kind = m.group("name"), m.group("type").strip()
+    if not (_CODE_NAME_RE.search(name) or (kind and name.islower()) or name[0].islower()):
+        return text  # a sentence opening with a word, not an entry's name
+    return f"`{name}`{' ' + kind if kind else ''}: {text[m.end() :]}"
 
 
 def _sources_of(claim: dict[str, Any]) -> str:
@@ -68,7 +93,7 @@ def answer_paragraph(stated: list[tuple[str, dict[str, Any], float, bool]]) -> s
                 chosen.append((order, queue[depth][1]))
         depth += 1
     chosen.sort()
-    return " ".join(f"{stated[i][1]['text']} [{stated[i][1]['id']}]" for _, i in chosen)
+    return " ".join(f"{shown(stated[i][1]['text'])} [{stated[i][1]['id']}]" for _, i in chosen)
 
 
 def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
@@ -93,7 +118,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             if not scored.answers:  # true, but not an answer to this question (the controller agrees)
                 off_topic += 1
                 if claim.get("verdict") == Verdict.SUPPORTED:
-                    closest.append(f"- {claim['text']} [{claim['id']}] (source: {_sources_of(claim)})")
+                    closest.append(f"- {shown(claim['text'])} [{claim['id']}] (source: {_sources_of(claim)})")
                 continue
             key = near_key(str(claim.get("text") or ""))
             if key in said:
@@ -109,7 +134,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             caution = (
                 " (partly supported: read with caution)" if claim.get("verdict") == Verdict.PARTIAL else ""
             )
-            body += [f"- {claim['text']} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
+            body += [f"- {shown(claim['text'])} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
         if stated:
             top = min(
                 stated,
@@ -121,7 +146,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 ),
             )
             caution = " (partly supported)" if top.get("verdict") == Verdict.PARTIAL else ""
-            findings.append(f"- **{sq['id']}** ({sq['text']}): {top['text']} [{top['id']}]{caution}")
+            findings.append(f"- **{sq['id']}** ({sq['text']}): {shown(top['text'])} [{top['id']}]{caution}")
         else:
             body += ["> **Gap:** no source sentence answered this sub-question.", ""]
             caveats.append(f"- Gap: no claim was supported for {sq['id']} ({sq['text']}).")
@@ -159,8 +184,8 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
         ABOUT_HEADING,
         "",
         "Written by the embedded extractive model: every statement above is a verbatim sentence of the "
-        "cited source, chosen by a sentence ranking fitted on labelled documentation questions and checked "
-        "by the independent verifier.",
+        "cited source (a reference entry's name set in code before its description), chosen by a sentence "
+        "ranking fitted on labelled documentation questions and checked by the independent verifier.",
         "",
     ]
     return "\n".join(lines)
