@@ -998,6 +998,11 @@ def test_a_situation_before_the_question_is_its_context_not_a_question_of_its_ow
     texts = [p.text for p in plan_of({"objective": "Compare json and jsonb; which one is faster?"})]
     assert not any("given that" in t for t in texts) and "What is known about json and jsonb?" in texts
     assert plan_of({"objective": "Explain SQLite WAL mode"})[0].text == "What is known about SQLite WAL mode?"
+    # A bare "why?" after a statement asks about the statement; an objective of punctuation alone plans too.
+    assert "given that" not in plan_of({"objective": "My app crashes on start: why?"})[0].text
+    assert plan_of({"objective": "???"}) and plan_of({"objective": "tig is slow"})[0].text.startswith(
+        "What is known about tig"
+    )
     assert answering.expected_kind("What can I change in its configuration to make it load faster?") == (
         answering.AnswerKind.PROCEDURE
     )

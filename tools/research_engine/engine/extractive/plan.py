@@ -314,6 +314,8 @@ def _situation_as_context(text: str) -> str:
     m = _SITUATION_RE.match(text)
     if not m or _QUESTION_START_RE.match(m.group("situation")) or _INSTRUCTION_RE.match(m.group("situation")):
         return text
+    if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
+        return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
     first, _, rest = situation.partition(" ")
     if first.lower() in _DETERMINERS:
@@ -328,7 +330,25 @@ _INSTRUCTION_RE = re.compile(
     r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
     re.IGNORECASE,
 )
-_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "this", "these", "some", "when", "if"})
+_DETERMINERS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "your",
+        "this",
+        "these",
+        "some",
+        "when",
+        "if",
+        "it",
+        "they",
+        "there",
+        "that",
+    }
+)
 
 
 def _of_each(clause: str) -> list[str]:
@@ -445,11 +465,12 @@ def _third_person(verb: str) -> str:
 
 
 def _question(clause: str) -> str:
-    clause = clause[0].upper() + clause[1:]
+    if not clause.strip():
+        return "What is known about the objective?"
     if _QUESTION_START_RE.match(clause):
-        return f"{clause}?"
+        return f"{clause[0].upper()}{clause[1:]}?"
     instruction = _INSTRUCTION_RE.match(clause)
-    if instruction and len(clause[instruction.end() :].split()) >= 1:
+    if instruction and clause[instruction.end() :].split():
         # "Compare json and jsonb" -> "What is known about json and jsonb?", not "about compare json ..."
         clause = re.sub(r"^\s*(?:(?:me|us)\s+)?", "", clause[instruction.end() :])
     first = clause.split(" ", 1)[0]
@@ -506,7 +527,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     """The rule-based plan: facet questions, then the angles they miss, at most MAX_SUB_QUESTIONS."""
     objective = " ".join(str(brief.get("objective") or "").split()) or "the objective"
     allowed = list(brief.get("claim_types") or [ClaimType.FACTUAL])
-    facets = facets_of(objective) or [Facet(objective.rstrip(" ?.!"))]
+    facets = facets_of(objective) or [Facet(objective.rstrip(" ?.!") or objective)]
     main = facets[0]
     main_focus = _item_focus(main.items)
     choice = bool(_USE_RE.search(objective) or _VERSUS_WORD_RE.search(objective))
