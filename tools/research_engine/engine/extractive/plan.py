@@ -330,25 +330,7 @@ _INSTRUCTION_RE = re.compile(
     r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
     re.IGNORECASE,
 )
-_DETERMINERS = frozenset(
-    {
-        "the",
-        "a",
-        "an",
-        "my",
-        "our",
-        "your",
-        "this",
-        "these",
-        "some",
-        "when",
-        "if",
-        "it",
-        "they",
-        "there",
-        "that",
-    }
-)
+_DETERMINERS = frozenset("the a an my our your this these some when if it they there that".split())  # noqa: SIM905
 
 
 def _of_each(clause: str) -> list[str]:
