@@ -195,3 +195,16 @@ def test_question_words_in_a_query_do_not_rank_pages(corpus_server):
         f"{corpus_server.url}/search", params={"q": "what about the subprocesses?", "format": "json"}
     ).json()
     assert [r["url"] for r in asked["results"]] == [r["url"] for r in plain["results"]]
+
+
+def test_a_snippet_is_chosen_for_the_query_words_it_shows_not_those_cut_off_after_it():
+    from research_engine.corpus import snippet
+
+    # The shape of a manual page's example: one sentence running on for a screenful of code, whose query
+    # words all lie past the snippet's cut, beside the short option entry that answers the query.
+    example = "Similarly the first video stream is linked to the second input " + "x " * 200
+    example += "so the output file size limit writes are unchanged."
+    entry = "-fs limit_size (output) Set the file size limit, expressed in bytes."
+    text = f"{example} Other text here. {entry} More text follows."
+    shown = snippet(text, "limit size output file ffmpeg writes")
+    assert "-fs limit_size (output) Set the file size limit" in shown and "video stream" not in shown

@@ -128,7 +128,8 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
             j += 1
         if best_score >= 0 and not any(hits[i:j]):
             continue  # no query word in it: it scores 0, and the first window already holds that
-        score = len(terms & set(tokenize(window)))
+        # Scored on what is shown: a window of one long code line holds words far past the cut.
+        score = len(terms & set(tokenize(window[:width])))
         if score > best_score:
             best, best_score = window, score
     best = best.strip()
