@@ -330,3 +330,26 @@ def test_identical_descriptions_of_two_options_each_stay_with_their_own_term():
     passages = read("zsh-5.9-conditional-expressions.html")
     texts = [p.text for p in passages if p.kind == "entry"]
     assert "-a file true if file exists." in texts and "-e file true if file exists." in texts
+
+
+STAMP_HTML_RE = re.compile(r"This document was generated|Created using\s*<a[^>]*>Sphinx")
+STAMPED = [  # pages whose HTML ends with a generator's stamp
+    name
+    for name in SETS + ["zsh-5.9-introduction.html", "sqlalchemy-1.4-core-pooling.html"]
+    if STAMP_HTML_RE.search((DOCS / name).read_text("utf-8"))
+]
+
+
+@pytest.mark.parametrize("name", STAMPED)
+def test_a_generators_stamp_is_no_passage_of_the_page(name):
+    # texinfo ends every page "This document was generated on <date> using texi2any." (or "... using
+    # makeinfo."), Sphinx "Created using Sphinx 5.3.0.": furniture about the page, which the last entry of a
+    # definition list would otherwise run on into.
+    passages = read(name)
+    assert passages
+    assert not [p.text for p in passages if re.search(r"document was generated|Created using Sphinx", p.text)]
+
+
+def test_the_stamped_pages_cover_texinfo_and_sphinx():
+    assert {"zsh-5.9-introduction.html", "ffmpeg-5.1-ffmpeg-scaler.html"} <= set(STAMPED)  # texinfo
+    assert "flask-2.2-config.html" in STAMPED  # Sphinx

@@ -15,7 +15,12 @@ from research_engine import libraries
 from research_engine.documents import Chunk, Passage, number_passages
 from research_engine.errors import BadInput, Refused
 from research_engine.extract import formats
-from research_engine.extract.cleanup import drop_empty_sections, drop_permalink_marks, drop_title_heading
+from research_engine.extract.cleanup import (
+    drop_empty_sections,
+    drop_generator_stamps,
+    drop_permalink_marks,
+    drop_title_heading,
+)
 from research_engine.extract.content import main_content
 from research_engine.extract.metadata import read_metadata
 
@@ -82,7 +87,8 @@ def extract_html(html: str | bytes, *, url: str | None = None) -> ExtractedPage:
     page = ExtractedPage()
     read_metadata(tree, url, page)
     chunks, how = main_content(tree, url, page.title)
-    chunks = drop_title_heading(drop_empty_sections(drop_permalink_marks(chunks)), page.title)
+    chunks = drop_generator_stamps(drop_permalink_marks(chunks))
+    chunks = drop_title_heading(drop_empty_sections(chunks), page.title)
     return _finish(page, chunks, how)
 
 
