@@ -54,6 +54,7 @@ from research_engine.support_words import (
     SCOPE_WORDS,
     STOP,
     STRENGTH_GROUP,
+    STRENGTH_IDIOM_RE,
     STRONG_WORDS,
     normalise,
     stem,
@@ -71,6 +72,8 @@ MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 
+# A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
+GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
@@ -145,7 +148,7 @@ class Held:
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
-            numbers=stated_numbers(plain),
+            numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens),
         )
@@ -444,6 +447,8 @@ class Judge:
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
+        if STRENGTH_IDIOM_RE.search(plain):
+            tokens = tokenize(STRENGTH_IDIOM_RE.sub(" ", plain))
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]

@@ -76,6 +76,9 @@ STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in 
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
                                              "ensures", "ensured"}  # fmt: skip
+# Idioms that carry a strong word without its strength ("above all" is "most importantly", "after all" is
+# "as it is").
+STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all)\b", re.IGNORECASE)
 CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"

@@ -252,3 +252,24 @@ def test_a_bound_and_a_lack_are_read_as_the_claims_put_them():
     assert not passes(
         "VACUUM may change the rowids of tables that have an explicit INTEGER PRIMARY KEY [CLM-02]."
     )
+
+
+def test_a_version_on_its_name_and_an_idiom_of_all_are_read_as_the_claims_put_them():
+    judge = support.Judge(
+        {
+            "CLM-01": {
+                "id": "CLM-01",
+                "text": "Since pytest-2.3, fixture factories are found at collection time.",
+            },
+            "CLM-02": {"id": "CLM-02", "text": "Most importantly, the hook can call metafunc.parametrize()."},
+        },
+        "",
+    )
+
+    def passes(text: str) -> bool:
+        return all(s.ok for s in judge.block(text, 1))
+
+    assert passes("Since pytest 2.3, fixture factories are found at collection time [CLM-01].")
+    assert not passes("Since pytest 2.4, fixture factories are found at collection time [CLM-01].")
+    assert passes("Above all, the hook can call `metafunc.parametrize()` [CLM-02].")  # "most importantly"
+    assert not passes("The hook can call `metafunc.parametrize()` for all tests [CLM-02].")  # a quantifier
