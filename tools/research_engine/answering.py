@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -421,10 +422,15 @@ def _weight(term: str) -> int:
 
 
 def answer_score(
-    question: str, claim: str, context: set[str] | None = None, subject: set[str] | None = None
+    question: str,
+    claim: str,
+    context: set[str] | None = None,
+    subject: set[str] | None = None,
+    names: Sequence[frozenset[str]] = (),
 ) -> AnswerScore:
     """How well `claim` answers `question` (see the module docstring). `subject`: the key terms the
-    question is about (half the term credit when given); `context`: terms that weigh nothing."""
+    question is about (half the term credit when given); `context`: terms that weigh nothing; `names`: the
+    words of names the documentation gives the subject (`subject_names`): a claim carrying one is about it."""
     kind = expected_kind(question)
     wanted = key_terms(question)
     # Context weighs nothing, but never takes the subject away: pages about the subject all carry it.
@@ -436,8 +442,13 @@ def answer_score(
     have = claimed | {
         t for t in content if synonyms([t]) & claimed or (t in PHRASAL_VERBS and meant & claimed)
     }
-    found = [t for t in content if t in have]
     focus = [t for t in content if t in (subject or set())]
+    named = {t for name in names if name <= claimed for t in name}
+    if named:
+        have |= set(focus)
+    elif kind == AnswerKind.NUMBER and focus:
+        named = _self_named(claim, set(focus))
+    found = [t for t in content if t in have]
     rest = [t for t in content if t not in focus]
 
     def share(terms: list[str]) -> float:
@@ -451,13 +462,58 @@ def answer_score(
     elif kind in (AnswerKind.YES_NO, AnswerKind.EXPLANATION):
         score, found_kind = terms, None
     else:
-        found_kind = _kind_found(kind, claim, question, set(focus) or set(content))
+        found_kind = _kind_found(kind, claim, question, (set(focus) or set(content)) | named)
         credit = 1.0 if found_kind else 0.0
         restates = len(found) >= RESTATES_MIN_TERMS and terms >= RESTATES_SHARE
         if not found_kind and kind == AnswerKind.PROCEDURE and (INSTRUCTION_RE.search(claim) or restates):
             credit = INSTRUCTION_CREDIT
         score = TERMS_WEIGHT * terms + (1 - TERMS_WEIGHT) * credit
     return AnswerScore(round(score, 4), kind, tuple(found), tuple(content), found_kind)
+
+
+# A setting's, option's or key's name as documentation writes it: words joined by "-", "_" or "."
+# ("history-size", "log_min_duration", "gc.reflogExpire").
+_JOINED_NAME_RE = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+(?![\w-])")
+NAMING_SENTENCE_MAX_WORDS = 25  # a sentence that gives the subject a name says little else
+
+
+def subject_names(
+    subject: set[str], sentences: Iterable[str], entries: set[str]
+) -> dict[frozenset[str], str]:
+    """The names documentation gives what a lookup asks for, read off `sentences`: a short sentence that
+    carries every `subject` term and one joined name that is also a reference entry's name (`entries`,
+    casefolded) ("Use history-size to control the number of entries to save") makes that name's words
+    (histori, size) stand for the subject, so the entry that gives its default ("history-size (int) Size of
+    ... Default is 500.") answers a question that never says "size". Each name's words -> the sentence
+    that names it (the first)."""
+    if not subject or not entries:
+        return {}
+    out: dict[frozenset[str], str] = {}
+    for sentence in sentences:
+        if len(sentence.split()) > NAMING_SENTENCE_MAX_WORDS or not subject <= set(claim_terms(sentence)):
+            continue
+        joined = {m.group(0) for m in _JOINED_NAME_RE.finditer(sentence)}
+        if len(joined) != 1 or next(iter(joined)).casefold() not in entries:
+            continue
+        name = frozenset(fold(w) for w in words(joined.pop()) if w not in STOP_WORDS and len(w) > 1)
+        if len(name) >= 2 and not name <= subject:
+            out.setdefault(name, sentence)
+    return out
+
+
+def _self_named(claim: str, focus: set[str]) -> set[str]:
+    """The words of a name `claim` itself gives its subject and goes on to use ("Use history-size to control
+    the number of entries to save. history-size (int) ... Default is 500."): the figure stated under the name
+    is stated of the subject."""
+    again = {
+        name
+        for name, n in Counter(m.group(0).casefold() for m in _JOINED_NAME_RE.finditer(claim)).items()
+        if n > 1
+    }
+    if not again:
+        return set()
+    parts = re.split(r"(?<=[.!?])\s+", claim)
+    return {t for name in subject_names(focus, parts, again) for t in name}
 
 
 def shared_terms(questions: list[str]) -> set[str]:

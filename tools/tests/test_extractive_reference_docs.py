@@ -405,3 +405,31 @@ def test_a_long_definition_term_still_heads_its_entry():
     assert any(
         c.text.startswith("commit-order (enum) [auto|default|topo|date|author-date|reverse]") for c in cands
     )
+
+
+def test_a_lookup_is_answered_under_the_name_another_page_gives_its_subject():
+    # tigrc(5) gives the default ("history-size (int) ... Default is 500.") in words the question never uses;
+    # NEWS names the setting in the question's words ("Use history-size to control the number of entries to
+    # save."). The claim quotes both, the naming sentence first, each from its own page.
+    question = "How many entries does tig keep in its saved command and search history by default?"
+    brief = {"objective": question, "claim_types": ["technical", "factual"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    sources = [source("tig-2.5-NEWS.html", "SQ-01/SRC-01"), source("tig-2.5-tigrc.5.html", "SQ-01/SRC-02")]
+    drafts = make_model("extractive").consolidate(brief, sq, sources)
+    assert drafts, "no claim"
+    first = drafts[0]
+    assert [ref for ref, _ in first.evidence] == ["SQ-01/SRC-01", "SQ-01/SRC-02"]
+    assert first.evidence[0][1] == "Use history-size to control the number of entries to save."
+    assert first.evidence[1][1].startswith("history-size (int)") and "Default is 500." in first.evidence[1][1]
+    assert answering.relevance(question, [question], first.text).answers
+    # The default alone does not answer the question: nothing in it is about entries.
+    assert not answering.relevance(question, [question], first.evidence[1][1]).answers
+
+
+def test_a_name_given_to_the_subject_must_be_a_reference_entrys():
+    subject = {"entri"}
+    sentences = ["Use history-size to control the number of entries to save.", "See git-log for entries."]
+    assert answering.subject_names(subject, sentences, {"history-size"}) == {
+        frozenset({"histori", "size"}): sentences[0]
+    }
+    assert answering.subject_names(subject, sentences, set()) == {}  # no entry of that name: no name

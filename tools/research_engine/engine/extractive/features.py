@@ -36,6 +36,7 @@ from research_engine.answering import (
     mechanism_asked,
     mechanisms_named,
     shared_terms,
+    subject_names,
     with_parts,
 )
 from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING_START_RE, SentenceCandidate
@@ -94,6 +95,8 @@ class QuestionView:
     mechanism: str | None  # the kind of name a how-to asks for, when it says
     core: set[str] = field(default_factory=set)  # the rare subject terms a how-to answer must carry
     asked: set[str] = field(default_factory=set)  # every term of the question, and its synonyms
+    names: tuple[frozenset[str], ...] = ()  # a lookup's subject under the names the pool gives it ...
+    naming: dict[frozenset[str], SentenceCandidate] = field(default_factory=dict)  # ... and where
 
 
 def bm25_scores(query: list[str], documents: list[list[str]]) -> list[float]:
@@ -143,6 +146,11 @@ def question_view(
         mechanism=mechanism_asked(question),
     )
     view.asked = set(query) | target.terms
+    if kind == AnswerKind.NUMBER and asked_for(question):
+        entries = {c.entry_name.casefold() for c in candidates if c.entry_name}
+        by_text = {c.text: c for c in candidates}
+        named = subject_names(subject, by_text, entries)
+        view.names, view.naming = tuple(named), {name: by_text[text] for name, text in named.items()}
     view.asked |= synonyms(view.asked)
     if procedure:
         # The asker's verb ("restrict", "enable") is how the question is put, not what it is about.
@@ -380,7 +388,7 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
     both = _relative([2 * a + b for a, b in zip(raw_subject, raw_rest, strict=True)])
     unread = AnswerScore(0.0, q.kind, (), (), None)
     answer = [
-        answer_score(q.text, c.text, q.context, q.subject)
+        answer_score(q.text, c.text, q.context, q.subject, q.names)
         if (subject_bm25[i] or rest_bm25[i]) and q.target.eligible(set(c.terms), c.text)
         else unread
         for i, c in enumerate(candidates)

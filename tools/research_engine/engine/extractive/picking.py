@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine.answering import mechanisms_named
+from research_engine.answering import claim_terms, mechanisms_named
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.features import (
     DEFERS_RE,
@@ -240,6 +240,18 @@ def rank(picks: list[Pick], ranker: Ranker) -> list[Pick]:
     )
 
 
+def _named_by(view: QuestionView, cand: SentenceCandidate) -> SentenceCandidate | None:
+    """The sentence that gives a lookup's subject the name `cand` answers under (`QuestionView.naming`),
+    when `cand` carries none of the subject's own words."""
+    if not view.names:
+        return None
+    claimed = set(claim_terms(cand.text))
+    if claimed & view.subject:
+        return None
+    naming = next((view.naming[name] for name in view.names if name <= claimed), None)
+    return naming if naming is not None and naming.text != cand.text else None
+
+
 def choose(
     view: QuestionView,
     ranked: list[Pick],
@@ -268,9 +280,13 @@ def choose(
         chosen.best = pick.score if chosen.best is None else chosen.best
         chosen.answers += pick.scored.answers
         share = len(view.target.terms & set(cand.terms)) / max(1, len(view.target.terms))
+        # The sentence that names the subject leads, a quote of its own: the entry alone never says what the
+        # question asks about ("Use history-size to control the number of entries to save.").
+        naming = _named_by(view, cand)
+        quotes = [(naming.ref, naming.text)] if naming else []
         draft = ClaimDraft(
-            text=cand.text,
-            evidence=[(cand.ref, cand.text)],
+            text=" ".join([q for _, q in quotes] + [cand.text]),
+            evidence=[*quotes, (cand.ref, cand.text)],
             confidence=Confidence.MEDIUM if share >= 0.5 else Confidence.LOW,
         )
         chosen.claims.append(draft)
