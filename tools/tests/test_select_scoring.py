@@ -161,3 +161,34 @@ def test_the_sites_own_name_in_every_title_is_no_match():
     )
     assert scoring.relevance(question, notes, site)[0] < scoring.relevance(question, sessions, site)[0]
     assert scoring.title_boilerplate(titles[:4]) == frozenset()  # too few titles to tell
+
+
+def test_a_question_the_snippet_asks_in_the_sub_questions_words_counts_as_its_title():
+    """SQLAlchemy's FAQ titles each entry with its question; the search snippet carries it, the page title
+    ("ORM Configuration") does not. Snippets as the corpus search returned them (sa-no-primary-key)."""
+    question = "Can the SQLAlchemy ORM map a table that has no primary key?"
+    page = dict(kind="web", source_type=None, has_doi=False, scheme="http", access_tier=None, published=None)
+    faq = scoring.Facts(
+        **page,
+        domain_uses=0,
+        title="ORM Configuration — SQLAlchemy 1.4 Documentation",
+        url="http://127.0.0.1/faq/ormconfiguration.html",
+        rank=5,
+        snippet="Why is ORDER BY recommended with LIMIT (especially with subqueryload())? How do I map a table "
+        "that has no primary key? The SQLAlchemy ORM, in order to map to a particular table, needs there to be",
+    )
+    columns = scoring.Facts(
+        **page,
+        domain_uses=0,
+        title="Mapping Table Columns — SQLAlchemy 1.4 Documentation",
+        url="http://127.0.0.1/orm/mapping_columns.html",
+        rank=1,
+        snippet="This is so that when an ORM object is loaded or persisted, it can be placed in the identity map "
+        "with an appropriate identity key.",
+    )
+    site = frozenset({"sqlalchemi", "1.4", "documentation"})  # every title of the site carries them
+    # As relevant as the page titled for the topic (0.63 against 0.91 when the question was read as any text).
+    assert scoring.relevance(question, faq, site)[0] >= scoring.relevance(question, columns, site)[0]
+    # A question in other words is no title: "Why is ORDER BY recommended" covers none of the terms.
+    other = replace(faq, snippet="Why is ORDER BY recommended with LIMIT (especially with subqueryload())?")
+    assert scoring.relevance(question, other, site)[0] < scoring.relevance(question, faq, site)[0]

@@ -266,18 +266,29 @@ def title_boilerplate(titles: list[str]) -> frozenset[str]:
     return frozenset(t for t, c in counts.items() if c >= 0.8 * len(titles))
 
 
+ASKED_IN_SNIPPET_RE = re.compile(r"[^.?!]{10,200}\?")
+ASKED_COVERS = 0.75  # of the sub-question's key terms, for a question in a snippet to count as its title
+
+
 def relevance(question: str, facts: Facts, site_terms: frozenset[str] = frozenset()) -> tuple[float, str]:
     """How well a candidate matches its sub-question, from what a searcher sees before fetching.
 
     Three quarters term match (the share of the question's key terms in the title, snippet and URL, with
     the title and URL counting as much as everything together, since a page named for the topic is the
-    likeliest to hold it), one quarter search rank (1 -> 1.0, 5 -> 0.63, 10 -> 0.43). The site's own name
+    likeliest to hold it; a question the snippet asks in those words counts as a title), one quarter search
+    rank (1 -> 1.0, 5 -> 0.63, 10 -> 0.43). The site's own name
     (`site_terms`, in nearly every candidate's title) is no match: every page of the site carries it.
     """
     wanted = (question_terms(question) - site_terms) or question_terms(question)
     # The URL path's words count (a page named for its topic), not a DOI suffix: an identifier, not a name.
     path = re.sub(r"10\.\d{4,9}/\S+", " ", re.sub(r"^[a-z]+://[^/]*", "", facts.url.lower()))
     headline = {fold(w) for w in words(f"{facts.title} {re.sub(r'[/._-]+', ' ', path)}")}
+    # A question the snippet asks in the sub-question's words ("How do I map a table that has no primary
+    # key?") is an FAQ entry's title: it names the page's topic as its title would.
+    for asked in ASKED_IN_SNIPPET_RE.findall(facts.snippet):
+        terms = {fold(w) for w in words(asked)}
+        if wanted and len(wanted & terms) >= ASKED_COVERS * len(wanted):
+            headline |= terms
     everything = headline | {fold(w) for w in words(facts.snippet)}
     rank = facts.rank if isinstance(facts.rank, int) and facts.rank > 0 else None
     rank_score = 1 / (1 + 0.15 * (rank - 1)) if rank else 0.5
