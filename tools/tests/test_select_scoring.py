@@ -174,8 +174,8 @@ def test_a_question_the_snippet_asks_in_the_sub_questions_words_counts_as_its_ti
         title="ORM Configuration — SQLAlchemy 1.4 Documentation",
         url="http://127.0.0.1/faq/ormconfiguration.html",
         rank=5,
-        snippet="Why is ORDER BY recommended with LIMIT (especially with subqueryload())? How do I map a table "
-        "that has no primary key? The SQLAlchemy ORM, in order to map to a particular table, needs there to be",
+        snippet="Why is ORDER BY recommended with LIMIT (especially with subqueryload())? How do I map a "
+        "table that has no primary key? The SQLAlchemy ORM, in order to map to a particular table, needs",
     )
     columns = scoring.Facts(
         **page,
@@ -183,8 +183,8 @@ def test_a_question_the_snippet_asks_in_the_sub_questions_words_counts_as_its_ti
         title="Mapping Table Columns — SQLAlchemy 1.4 Documentation",
         url="http://127.0.0.1/orm/mapping_columns.html",
         rank=1,
-        snippet="This is so that when an ORM object is loaded or persisted, it can be placed in the identity map "
-        "with an appropriate identity key.",
+        snippet="This is so that when an ORM object is loaded or persisted, it can be placed in the identity "
+        "map with an appropriate identity key.",
     )
     site = frozenset({"sqlalchemi", "1.4", "documentation"})  # every title of the site carries them
     # As relevant as the page titled for the topic (0.63 against 0.91 when the question was read as any text).
