@@ -1032,3 +1032,23 @@ def test_the_deliverable_shows_an_entrys_term_and_description_together(claim, sh
         display(claim).replace("`", "").replace(":", "", 1).split() == claim.split()
         or display(claim) == claim
     )
+
+
+def test_a_claim_of_two_quotes_shows_each_as_its_own():
+    from research_engine.engine.extractive.rendering import shown_claim
+
+    naming = "Use history-size to control the number of entries to save."
+    entry = "history-size (int) Size of the persistent ~/.tig_history file. Default is 500."
+    claim = {
+        "text": f"{naming} {entry}",
+        "evidence": [{"source": "SQ-01/SRC-01", "quote": naming}, {"source": "SQ-01/SRC-02", "quote": entry}],
+    }
+    assert shown_claim(
+        claim
+    ) == f"{naming} `history-size` (int): Size of the persistent ~/.tig_history file. " + ("Default is 500.")
+    # One sentence found on two pages is one quote: shown as its text.
+    twice = {"text": entry, "evidence": [{"source": "A", "quote": entry}, {"source": "B", "quote": entry}]}
+    assert (
+        shown_claim(twice)
+        == "`history-size` (int): Size of the persistent ~/.tig_history file. Default is 500."
+    )

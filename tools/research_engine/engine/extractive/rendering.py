@@ -56,6 +56,18 @@ def shown(text: str) -> str:
     return f"`{name}`{' ' + kind if kind else ''}: {text[m.end() :]}"
 
 
+def shown_claim(claim: dict[str, Any]) -> str:
+    """`shown` for a claim: one made of several quotes (a sentence naming a setting, then the setting's
+    entry) shows each as `shown` would, in order; any other as its text."""
+    text = str(claim.get("text") or "")
+    quotes = list(
+        dict.fromkeys(str(e.get("quote") or "") for e in claim.get("evidence") or [] if isinstance(e, dict))
+    )
+    if len(quotes) > 1 and " ".join(" ".join(quotes).split()) == " ".join(text.split()):
+        return " ".join(shown(q) for q in quotes)
+    return shown(text)
+
+
 def _sources_of(claim: dict[str, Any]) -> str:
     return ", ".join(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
 
@@ -93,7 +105,7 @@ def answer_paragraph(stated: list[tuple[str, dict[str, Any], float, bool]]) -> s
                 chosen.append((order, queue[depth][1]))
         depth += 1
     chosen.sort()
-    return " ".join(f"{shown(stated[i][1]['text'])} [{stated[i][1]['id']}]" for _, i in chosen)
+    return " ".join(f"{shown_claim(stated[i][1])} [{stated[i][1]['id']}]" for _, i in chosen)
 
 
 def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
@@ -118,7 +130,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             if not scored.answers:  # true, but not an answer to this question (the controller agrees)
                 off_topic += 1
                 if claim.get("verdict") == Verdict.SUPPORTED:
-                    closest.append(f"- {shown(claim['text'])} [{claim['id']}] (source: {_sources_of(claim)})")
+                    closest.append(f"- {shown_claim(claim)} [{claim['id']}] (source: {_sources_of(claim)})")
                 continue
             key = near_key(str(claim.get("text") or ""))
             if key in said:
@@ -134,7 +146,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             caution = (
                 " (partly supported: read with caution)" if claim.get("verdict") == Verdict.PARTIAL else ""
             )
-            body += [f"- {shown(claim['text'])} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
+            body += [f"- {shown_claim(claim)} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
         if stated:
             top = min(
                 stated,
@@ -146,7 +158,7 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 ),
             )
             caution = " (partly supported)" if top.get("verdict") == Verdict.PARTIAL else ""
-            findings.append(f"- **{sq['id']}** ({sq['text']}): {shown(top['text'])} [{top['id']}]{caution}")
+            findings.append(f"- **{sq['id']}** ({sq['text']}): {shown_claim(top)} [{top['id']}]{caution}")
         else:
             body += ["> **Gap:** no source sentence answered this sub-question.", ""]
             caveats.append(f"- Gap: no claim was supported for {sq['id']} ({sq['text']}).")
