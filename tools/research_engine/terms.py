@@ -9,7 +9,8 @@ and over-conflates technical words). `words` never drops a word: `STOP_WORDS` is
 for callers that want to skip them (the extractive model, the API query builders).
 `phrasal_compounds` gives the one word documentation writes for a hyphenated phrasal verb
 ("logged-in" -> "login"); `synonyms` and `other_words` the documentation's other words for a
-question's ("restrict" -> "limit", "turn ... on" -> "enable"), from a short list kept by hand.
+question's ("restrict" -> "limit", "turn ... on" -> "enable", "how many" -> "number"), from a short list kept
+by hand.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ PHRASAL_VERBS = frozenset({"turn", "switch"})
 _PHRASAL_MEANING = (
     (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?on\b"), "enable"),
     (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?off\b"), "disable"),
+    # "how many history lines": documentation writes "the number of history events".
+    (re.compile(r"\bhow\s+many\b"), "number"),
 )
 
 

@@ -247,6 +247,9 @@ def test_the_documentations_other_words_for_a_question_count():
     )
     assert "turn" in answer_score(question, enabled).terms_found
     assert "turn" not in answer_score(question, "Foreign key constraints are checked at commit.").terms_found
+    # "how many history lines" is "the number of history events" in a manual.
+    assert synonyms([], "How do I set how many history lines zsh keeps?") == {"number"}
+    assert "number" not in synonyms([], "How much memory does it use?")
 
 
 def test_a_re_research_query_also_asks_in_the_documentations_words():
