@@ -433,3 +433,12 @@ def test_a_name_given_to_the_subject_must_be_a_reference_entrys():
         frozenset({"histori", "size"}): sentences[0]
     }
     assert answering.subject_names(subject, sentences, set()) == {}  # no entry of that name: no name
+
+
+def test_a_question_an_faq_titles_its_entry_with_is_never_a_claim():
+    question = "Does SQLAlchemy pool database connections automatically, and which pool does an Engine use?"
+    page = "sqlalchemy-1.4-faq-connections.html"
+    texts = [c.text for c in sentence_candidates([source(page)])]
+    assert "How do I pool database connections?" in texts  # read as a sentence, sharing the question's words
+    claims = claims_for(question, question, page)
+    assert claims and not [c for c in claims if c.rstrip().endswith("?")]

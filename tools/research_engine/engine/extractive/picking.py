@@ -118,6 +118,10 @@ def _puts_answer_off(p: Pick, c: Chosen) -> bool:
     return DEFERS_RE.search(p.cand.text) is not None
 
 
+def _asks(p: Pick, c: Chosen) -> bool:
+    return p.cand.text.rstrip().endswith("?")
+
+
 def _row_explains_nothing(p: Pick, c: Chosen) -> bool:
     return p.cand.row and p.scored.answer.kind not in LOOKUP_KINDS
 
@@ -175,6 +179,12 @@ RULES: tuple[Rule, ...] = (
         "puts-answer-off",
         'it says its answer comes after it ("... by following the steps below."): it states none itself',
         _puts_answer_off,
+        alone=True,
+    ),
+    Rule(
+        "asks",
+        'it is a question ("How do I pool database connections?", an FAQ entry\'s title): it states nothing',
+        _asks,
         alone=True,
     ),
     Rule(
