@@ -490,7 +490,11 @@ def subject_names(
         return {}
     out: dict[frozenset[str], str] = {}
     for sentence in sentences:
-        if len(sentence.split()) > NAMING_SENTENCE_MAX_WORDS or not subject <= set(claim_terms(sentence)):
+        if (
+            len(sentence.split()) > NAMING_SENTENCE_MAX_WORDS
+            or sentence.rstrip().endswith("?")  # a question names nothing
+            or not subject <= set(claim_terms(sentence))
+        ):
             continue
         joined = {m.group(0) for m in _JOINED_NAME_RE.finditer(sentence)}
         if len(joined) != 1 or next(iter(joined)).casefold() not in entries:

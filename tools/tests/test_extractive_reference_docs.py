@@ -433,6 +433,8 @@ def test_a_name_given_to_the_subject_must_be_a_reference_entrys():
         frozenset({"histori", "size"}): sentences[0]
     }
     assert answering.subject_names(subject, sentences, set()) == {}  # no entry of that name: no name
+    asked = ["How do I set history-size to keep more entries?"]
+    assert answering.subject_names(subject, asked, {"history-size"}) == {}  # a question names nothing
 
 
 def test_a_question_an_faq_titles_its_entry_with_is_never_a_claim():
