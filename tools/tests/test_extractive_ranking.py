@@ -67,6 +67,7 @@ def test_the_rules_are_named_and_say_why():
         "entry-term-off-question",
         "lookup-without-answer",
         "puts-answer-off",
+        "asks",
         "row-explains-nothing",
     }
 
