@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
+from research_engine.sentences import sentences as split_sentences
 from research_engine.terms import PHRASAL_VERBS, STOP_WORDS, fold, phrasal_compounds, synonyms, words
 
 ANSWERS_MIN = 0.5  # a supported claim at or above this answers its sub-question
@@ -516,8 +517,7 @@ def _self_named(claim: str, focus: set[str]) -> set[str]:
     }
     if not again:
         return set()
-    parts = re.split(r"(?<=[.!?])\s+", claim)
-    return {t for name in subject_names(focus, parts, again) for t in name}
+    return {t for name in subject_names(focus, split_sentences(claim), again) for t in name}
 
 
 def shared_terms(questions: list[str]) -> set[str]:

@@ -67,20 +67,21 @@ _SYNONYM_GROUPS = (
     ("remove", "delete", "drop"),
     ("table", "relation"),
 )
-# A verb and its particle, up to four words apart ("turn foreign key constraints on"): the word they mean.
+# Phrases of a question and the word documentation writes for them: a verb and its particle, up to four
+# words apart ("turn foreign key constraints on" -> enable), and "how many history lines" -> "the number of
+# history events".
 PHRASAL_VERBS = frozenset({"turn", "switch"})
-_PHRASAL_MEANING = (
+_PHRASE_MEANING = (
     (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?on\b"), "enable"),
     (re.compile(r"\b(?:turn|switch)\w*\s+(?:[\w-]+\s+){0,4}?off\b"), "disable"),
-    # "how many history lines": documentation writes "the number of history events".
     (re.compile(r"\bhow\s+many\b"), "number"),
 )
 
 
 def synonyms(terms: list[str] | set[str], text: str = "") -> set[str]:
-    """The folded words documentation may use instead of `terms` (folded) or of the phrasal verbs in
-    `text` ("turn foreign key constraints on" -> enabl, activat); none of `terms` itself."""
-    meant = {fold(word) for pattern, word in _PHRASAL_MEANING if pattern.search(text.lower())}
+    """The folded words documentation may use instead of `terms` (folded) or of the phrases in `text`
+    ("turn foreign key constraints on" -> enabl, activat; "how many" -> number); none of `terms` itself."""
+    meant = {fold(word) for pattern, word in _PHRASE_MEANING if pattern.search(text.lower())}
     found = set(terms) | meant
     return (meant | {other for term in found for other in _SYNONYMS.get(term, ())}) - set(terms)
 
@@ -90,7 +91,7 @@ def other_words(words_: list[str], text: str = "") -> list[str]:
     in `text`: ["restrict"] -> ["limit"]; "How do I turn foreign key constraints on?" -> ["enable",
     "activate"]."""
     wanted = {fold(w) for w in words_} | {
-        fold(word) for pattern, word in _PHRASAL_MEANING if pattern.search(text.lower())
+        fold(word) for pattern, word in _PHRASE_MEANING if pattern.search(text.lower())
     }
     out = [
         other

@@ -177,9 +177,8 @@ def test_a_question_the_snippet_asks_in_the_sub_questions_words_counts_as_its_ti
         snippet="Why is ORDER BY recommended with LIMIT (especially with subqueryload())? How do I map a "
         "table that has no primary key? The SQLAlchemy ORM, in order to map to a particular table, needs",
     )
-    columns = scoring.Facts(
-        **page,
-        domain_uses=0,
+    columns = replace(  # the page titled for the topic, first in the search
+        faq,
         title="Mapping Table Columns — SQLAlchemy 1.4 Documentation",
         url="http://127.0.0.1/orm/mapping_columns.html",
         rank=1,
