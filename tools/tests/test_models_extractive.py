@@ -136,6 +136,38 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
     assert [p.text for p in plans] == questions
 
 
+@pytest.mark.parametrize(
+    ("objective", "questions"),
+    [
+        # "does it allow": "it" is who does what the first clause asks of, not all that clause says
+        (
+            "Which TCP port does a PostgreSQL server listen on by default, and how many concurrent "
+            "connections does it allow by default?",
+            [
+                "Which TCP port does a PostgreSQL server listen on by default?",
+                "How many concurrent connections does a PostgreSQL server allow by default?",
+            ],
+        ),
+        # ... or, when the asker acts, what they act on, the asker's possessive gone
+        (
+            "How can I run my Django test suite in parallel, and how many processes does it use by default?",
+            [
+                "How can I run my Django test suite in parallel?",
+                "How many processes does the Django test suite use by default?",
+            ],
+        ),
+        # "and how many" going on with a question asked inside the first is one question, not two
+        (
+            "How do I set how many history lines zsh keeps in memory and how many it saves to the file?",
+            ["How do I set how many history lines zsh keeps in memory and how many it saves to the file?"],
+        ),
+    ],
+)
+def test_a_follow_up_reads_as_a_question_of_its_own(objective, questions):
+    plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
+    assert [p.text for p in plans][: len(questions)] == questions
+
+
 def test_a_follow_up_pronoun_stands_for_the_subject_not_what_is_said_of_it():
     plans = make_model("extractive").decompose(
         {**BRIEF, "objective": "Why is default_app_config deprecated in Django 3.2 and what replaces it?"}
@@ -917,7 +949,8 @@ def test_follow_up_questions_carry_their_subject_and_the_asker_drops_out():
             }
         )
     ]
-    assert texts[1] == "What does function replaced pg_start_backup in PostgreSQL 15 return?"
+    # "it" does something: it is who did what the first clause asks of ("the function that replaced ...")
+    assert texts[1] == "What does the function that replaced pg_start_backup in PostgreSQL 15 return?"
     topic = facets_of("Which Memcached cache backend should I use with Django 3.2?")[0].phrase
     assert topic == "Memcached cache backend to use with Django 3.2"
     assert facets_of("How do I enable persistent connections in Django?")[0].phrase == (

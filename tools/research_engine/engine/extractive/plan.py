@@ -112,9 +112,12 @@ _LEAD_RE = re.compile(
 # "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
 _ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
 _ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
-_BE_RE = re.compile(r"^(?:(?:why|when|where)\s+)?(?:is|are|was|were)\s*$", re.IGNORECASE)  # "Why is X ..."
+_BE_RE = re.compile(
+    r"^(?:(?:why|when|where)\s+)?(?:is|are|was|were)\s*(?:the\s*)?$", re.IGNORECASE
+)  # "Why is X"
 _PARTICIPLE_RE = re.compile(r"(?<=\S)\s+[a-z]\w*(?:ed|en)\b")  # "deprecated", "written"; never "United"
-_POSSESSIVE_RE = re.compile(r"^(?:my|our|your|a|an|the)\s+", re.IGNORECASE)
+_POSSESSIVE_RE = re.compile(r"\b(?:my|our|your)\s+", re.IGNORECASE)  # the asker's: "for my Django models"
+_ARTICLE_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
 _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
@@ -220,9 +223,13 @@ class Facet:
             return f"{_join(self.items)}{self.tail}"
         lead = _LEAD_RE.match(self.clause)
         topic = self.clause[lead.end() :].strip() if lead else self.clause
+        # The article the question's opening took stays with its noun: "of the Buffer() constructor".
+        article = "the " if lead and _ARTICLE_RE.search(lead.group(0)) else ""
         if lead and _ASKED_BY_RE.search(lead.group(0)) and len(topic.split()) > 2:
-            # "How do I enable persistent connections" -> "persistent connections": the asker's verb goes
-            topic = _POSSESSIVE_RE.sub("", topic.split(" ", 1)[1])
+            # "How do I enable persistent connections" -> "persistent connections": the asker's verb goes;
+            # "choose the type of ... for my Django models" -> "the type of ... for Django models"
+            topic, article = topic.split(" ", 1)[1], ""
+            topic = _POSSESSIVE_RE.sub("", topic)
         elif lead and _BE_RE.search(lead.group(0)):
             # "Why is default_app_config deprecated in Django 3.2" -> "default_app_config in Django 3.2":
             # what the clause says of its subject goes, the scope stays.
@@ -230,7 +237,7 @@ class Facet:
             if said:
                 scope = _SCOPE_RE.search(topic[said.end() :])
                 topic = topic[: said.start()] + (scope.group(0) if scope else "")
-        return _ASKER_RE.sub(" to ", topic or self.clause)
+        return _ASKER_RE.sub(" to ", article + topic if topic else self.clause)
 
 
 @dataclass
@@ -284,7 +291,7 @@ def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
     text = _situation_as_context(" ".join(objective.split()))
     out: list[Facet] = []
-    for clause in [part for whole in _CLAUSE_SPLIT_RE.split(text) for part in _of_each(whole)]:
+    for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
         clause = clause.strip(" ,.!?")
         if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
             # "when should each be used": no term of its own, the entities carry it ("how do I change it"
@@ -304,6 +311,28 @@ def facets_of(objective: str) -> list[Facet]:
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
     return out
+
+
+def _clauses(text: str) -> list[str]:
+    """`text` split into its questions. "and how many ..." goes on a question asked inside the one before
+    ("How do I set how many history lines zsh keeps in memory and how many it saves to the history
+    file?"): one question, never "How many how many history lines ...?"."""
+    out: list[str] = []
+    for part in _CLAUSE_SPLIT_RE.split(text):
+        if part is None:
+            continue
+        opening = _QUESTION_WORD_RE.match(part.strip())
+        inside = out and opening and re.search(rf"\s{re.escape(opening.group(0))}\b", out[-1], re.IGNORECASE)
+        if inside:
+            out[-1] = f"{out[-1]} and {part.strip()}"
+        else:
+            out.append(part)
+    return out
+
+
+_QUESTION_WORD_RE = re.compile(
+    r"(?:how\s+(?:many|much|long|often)|what|which|whether|when|where|who)\b", re.I
+)
 
 
 def _situation_as_context(text: str) -> str:
@@ -361,6 +390,11 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = _as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
+    actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
+    if actor:
+        # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
+        # the first clause ("a PostgreSQL server"), not all that clause asks.
+        return _SUBJECT_PRONOUN_RE.sub(lambda m: f"{m.group(1)} {actor}", clause, count=1)
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
     if plural:
@@ -375,6 +409,56 @@ def _resolved(clause: str, first: Facet) -> str:
         return f"{topic}'s" if word in ("its", "their") else topic
 
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+_AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
+# "does it allow": "it" does something. Never after "is" or "has" ("is it supported" is done to it).
+_SUBJECT_PRONOUN_RE = re.compile(
+    r"\b(does|do|did|can|could|should|would|will)\s+(?:it|they)\b", re.IGNORECASE
+)
+_ACTOR_RE = re.compile(
+    rf"^(?:how|what|why|when|where|which)\b(?:\s+[\w.+-]+){{0,3}}?\s+{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE
+)
+_WHO_DID_RE = re.compile(
+    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+ed)\b(?P<rest>.*)$",
+    re.I,
+)
+_DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
+
+
+def _actor(clause: str) -> str | None:
+    """Who does what `clause` asks about: the subject after its auxiliary ("Which TCP port does a PostgreSQL
+    server listen on" -> "a PostgreSQL server"; "Does Django support ..." -> "Django"), or, when the asker is
+    the subject, what the asker acts on ("How can I run my Django test suite in parallel" -> "the Django test
+    suite"). Names alone are a subject; a determiner needs its noun, the word before the verb. None when the
+    clause is not read so."""
+    did = _WHO_DID_RE.match(clause)
+    if did and not re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
+        # "Which function replaced pg_start_backup in PostgreSQL 15" -> "the function that replaced ..."
+        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
+    m = _ACTOR_RE.match(clause) or re.match(rf"^{_AUX}\s+(?P<rest>.+)$", clause, re.IGNORECASE)
+    if m is None:
+        return None
+    said = m.group("rest").split()
+    acted_on = bool(said) and said[0].lower() in _ASKERS
+    if acted_on:
+        said = said[2:]  # the asker and their verb: what they act on follows
+        if said and said[0].lower() in ("my", "our", "your"):
+            said[0] = "the"
+    determiner = bool(said) and _DETERMINER_RE.match(said[0]) is not None
+    n = int(determiner)
+    while n < len(said) and _SUBJECT_WORD_RE.match(said[n]):
+        n += 1
+
+    def plain(i: int) -> bool:
+        return i < len(said) and said[i].isalpha() and said[i].islower() and said[i] not in STOP_WORDS
+
+    if acted_on:
+        while plain(n):  # "the Django test suite in parallel": up to the preposition
+            n += 1
+    elif determiner and plain(n) and plain(n + 1):
+        n += 1  # "a PostgreSQL server listen": the noun, then the verb
+    return " ".join(said[:n]) if n > int(determiner) else None
 
 
 def _plural_phrase(topic: str) -> str | None:
