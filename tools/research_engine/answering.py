@@ -86,7 +86,9 @@ _NAME_Q = re.compile(
     r"commands?|options?|parameters?|arguments?|modules?|packages?|librar(?:y|ies)|tools?|fields?|types?|"
     r"names?|keywords?|flags?|variables?|decorators?|mixins?|tags?|locks?|engines?|formats?|algorithms?|"
     r"methods?|hashers?|levels?|modes?|extensions?)\b|(?:what|which)\s+(?:\w+\s+)?(?:replaces?|replaced|"
-    r"supersedes?|should\s+\w+\s+use|to\s+use)\b)",
+    # "Which pool does an Engine use?": "which" and a noun before the verb picks one of a set of named things
+    rf"supersedes?|should\s+\w+\s+use|to\s+use)\b|which\s+(?:{_NOT_AUX}[\w-]+\s+){{1,3}}?"
+    r"(?:does|do|did|is|are|was|were|should|would|will|can)\b)",
     re.IGNORECASE,
 )
 # "How do I enable ...": in technical documentation the answer names its mechanism (a setting, a decorator,

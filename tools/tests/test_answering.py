@@ -34,6 +34,9 @@ from research_engine.terms import phrasal_compounds, synonyms
         ("Which RFC defines SCRAM-SHA-256?", AnswerKind.IDENTIFIER),
         ("Which Memcached cache backend should I use with Django 3.2?", AnswerKind.NAME),
         ("What replaces default_app_config?", AnswerKind.NAME),
+        # "which" and a noun before the verb picks one of a set of named things, whatever the noun
+        ("Which pool does a SQLAlchemy Engine use?", AnswerKind.NAME),
+        ("Which template loader is tried first?", AnswerKind.NAME),
         ("Does PostgreSQL 15 still support exclusive backup mode?", AnswerKind.YES_NO),
         ("What is the difference between select_related and prefetch_related?", AnswerKind.EXPLANATION),
         ("How do I enable persistent database connections in Django?", AnswerKind.PROCEDURE),

@@ -444,3 +444,57 @@ def test_a_question_an_faq_titles_its_entry_with_is_never_a_claim():
     assert "How do I pool database connections?" in texts  # read as a sentence, sharing the question's words
     claims = claims_for(question, question, page)
     assert claims and not [c for c in claims if c.rstrip().endswith("?")]
+
+
+def test_an_entrys_default_line_after_its_description_is_quoted_with_the_entry():
+    # Sphinx's config page gives each setting's default after its description ("Default: timedelta(days=31)
+    # (2678400 seconds)"), a line of its own that no sentence carries: it is quoted with the entry it ends.
+    page = "flask-2.2-config.html"
+    texts = [c.text for c in sentence_candidates([source(page)])]
+    whole = [
+        t for t in texts if t.startswith("PERMANENT_SESSION_LIFETIME") and t.endswith("(2678400 seconds)")
+    ]
+    assert whole, [t for t in texts if "PERMANENT_SESSION_LIFETIME" in t]
+    assert "Default: timedelta(days=31)" in whole[0]
+    question = "How long does a permanent session last in Flask by default?"
+    assert any("timedelta(days=31)" in t for t in claims_for(question, question, page))
+    # A labelled line under no term heads nothing and is quoted with nothing.
+    assert not any(t.startswith("Default:") for t in texts)
+
+
+def test_a_heading_of_words_joined_by_a_dash_names_nothing():
+    # "Disconnect Handling - Pessimistic" is a section title in words, not an option's name: no quote opens
+    # with it, while a name with dashes in it still heads its entry.
+    assert not NAMING_HEADING_RE.search("Disconnect Handling - Pessimistic")
+    assert NAMING_HEADING_RE.search("--max-old-space-size=SIZE (in megabytes)")
+    assert NAMING_HEADING_RE.search("wrap-lines")
+    texts = [c.text for c in sentence_candidates([source("sqlalchemy-1.4-core-pooling.html")])]
+    assert any(t.startswith("The pessimistic approach refers to") for t in texts)
+    assert not any(t.startswith("Disconnect Handling - Pessimistic") for t in texts)
+
+
+def test_a_claim_quotes_the_sentence_that_goes_on_with_its_finding():
+    # The FAQ's answer is a sentence and one that leans on it ("These columns do not need to be actually
+    # known to the database ..."): the claim quotes both, one finding, never the first alone beside a
+    # second claim repeating it.
+    question = "Can the SQLAlchemy ORM map a table that has no primary key?"
+    claims = claims_for(question, question, "sqlalchemy-1.4-faq-ormconfiguration.html")
+    opening = (
+        "The SQLAlchemy ORM, in order to map to a particular table, needs there to be at least one column"
+    )
+    with_it = [c for c in claims if c.startswith(opening)]
+    assert len(with_it) == 1, claims
+    assert "These columns do not need to be actually known to the database" in with_it[0]
+
+
+def test_a_reference_pages_stock_section_names_say_nothing_of_the_subject():
+    # A SQL command's page puts its definition under "Description": the section is on the page's subject,
+    # not off the question (heading_off), so the page's own summary can answer "What is VACUUM?".
+    question = "What is VACUUM in PostgreSQL?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    _, picks = read_candidates(brief, sq, [source("postgresql-15-sql-vacuum.html")])
+    off = FEATURE_NAMES.index("heading_off")
+    described = [p for p in picks if p.cand.headings and p.cand.headings[-1] == "Description"]
+    assert described and not any(p.scored.values[off] for p in described)
+    assert any(p.scored.values[off] for p in picks if p.cand.headings[-1:] == ("Compatibility",))

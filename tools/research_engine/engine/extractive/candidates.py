@@ -23,8 +23,11 @@ DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 SECTION_NUMBER_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+")  # "20.2.1 ", "F.3 "
-# A heading that names an option, setting or function: code punctuation, or an identifier's shape.
-NAMING_HEADING_RE = re.compile(r"[-_=()./<>\[\]`$@]|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+# A heading that names an option, setting or function: code punctuation, or an identifier's shape. A dash
+# between spaces joins words ("Disconnect Handling - Pessimistic"): it names nothing.
+NAMING_HEADING_RE = re.compile(
+    r"[_=()./<>\[\]`$@]|-(?!\s)|(?<!\s)-|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
+)
 FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
@@ -165,7 +168,17 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 if passage.kind != "heading" and under_heading:
                     heading = heading | set(with_parts(tokens(passage.text)))
                     entry.append(passage.text)
-                elif label:  # "Release date: 2023-05-11" under no term: it heads nothing
+                elif label:
+                    # "Default: timedelta(days=31) (2678400 seconds)" after an entry's description is the
+                    # entry's value: quoted with its term and the description it completes. "Release date:
+                    # 2023-05-11" under no term heads nothing.
+                    value = _entry_span(entry, passage.text, term=bool(named)) if len(entry) > 1 else None
+                    if value and not entry_headed:
+                        position += 1
+                        out.append(_candidate(value, source.ref, s_index, position, heading))
+                        out[-1].head_lines = len(entry)
+                        rank = _place_in_entry(out[-1:], head_terms, rank, title, changelog)
+                        _place_in_section(out[-1:], section, entry, named)
                     entry = []
                 else:
                     heading = title | set(with_parts(tokens(passage.text)))

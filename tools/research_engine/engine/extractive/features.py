@@ -160,12 +160,22 @@ def question_view(
     return view
 
 
+# A reference page's stock section names (a manual page's DESCRIPTION, OPTIONS; a SQL command's "Description",
+# "Parameters"): the section is on the page's subject, whatever that is, so its name says nothing either way.
+GENERIC_SECTION_RE = re.compile(
+    r"^\s*(?:\d+(?:\.\d+)*\.?\s+)?(?:name|synopsis|description|overview|introduction|details|discussion|"
+    r"summary|usage|options|parameters|arguments)\W*$",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=4096)
 def section_terms(headings: tuple[str, ...]) -> frozenset[str]:
     """The terms of the headings a sentence sits under, outermost first, identifier parts included: where
     a passage's heading path plugs in (today the candidate's nearest heading). An admonition's title
     ("Important", "Note") says nothing of the section's subject."""
-    return frozenset(with_parts(tokens(" ".join(h for h in headings if not ADMONITION_RE.match(h)))))
+    named = (h for h in headings if not ADMONITION_RE.match(h) and not GENERIC_SECTION_RE.match(h))
+    return frozenset(with_parts(tokens(" ".join(named))))
 
 
 @dataclass

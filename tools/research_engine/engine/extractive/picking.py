@@ -285,6 +285,8 @@ def choose(
                 draft.evidence.append((cand.ref, cand.text))
                 draft.confidence = Confidence.HIGH
             continue
+        if _continues_claim(pick, chosen):
+            continue
         if any(rule.skips(pick, chosen) for rule in RULES):
             continue
         chosen.best = pick.score if chosen.best is None else chosen.best
@@ -305,6 +307,31 @@ def choose(
         by_key[key] = draft
         chosen.per_source[cand.ref] += 1
     return chosen.claims
+
+
+def _continues_claim(pick: Pick, chosen: Chosen) -> bool:
+    """When `pick` quotes a chosen claim's sentence with the sentence that continues it ("... at least one
+    column denoted as a primary key column; ... These columns do not need to be actually known to the
+    database as primary key columns, ..."), the claim takes the longer quote: the same finding, stated whole.
+    True when it did. Not an example a sentence introduces: a claim grows by prose only."""
+    cand = pick.cand
+    if (
+        cand.example
+        or chosen.best is None
+        or _weak_beside_best(pick, chosen)
+        or not choosable(pick, chosen.view)
+    ):
+        return False
+    for n, old in enumerate(chosen.picked):
+        if old.ref != cand.ref or len(cand.text) <= len(old.text) or not cand.text.startswith(old.text):
+            continue
+        draft = chosen.claims[n]
+        draft.evidence[-1] = (cand.ref, cand.text)
+        draft.text = " ".join(quote for _, quote in draft.evidence)
+        chosen.picked[n] = cand
+        chosen.terms[n] = set(cand.terms)
+        return True
+    return False
 
 
 def sentence_claims(
