@@ -148,12 +148,12 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
                 "How many concurrent connections does a PostgreSQL server allow by default?",
             ],
         ),
-        # ... or, when the asker acts, what they act on, the asker's possessive gone
+        # ... or, when the asker acts, what they act on (the asker's possessive gone) and how they have it done
         (
             "How can I run my Django test suite in parallel, and how many processes does it use by default?",
             [
                 "How can I run my Django test suite in parallel?",
-                "How many processes does the Django test suite use by default?",
+                "How many processes does the Django test suite use by default in parallel?",
             ],
         ),
         # "and how many" going on with a question asked inside the first is one question, not two

@@ -393,8 +393,11 @@ def _resolved(clause: str, first: Facet) -> str:
     actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
     if actor:
         # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
-        # the first clause ("a PostgreSQL server"), not all that clause asks.
-        return _SUBJECT_PRONOUN_RE.sub(lambda m: f"{m.group(1)} {actor}", clause, count=1)
+        # the first clause ("a PostgreSQL server"), not all that clause asks. What the asker does it with
+        # stays ("How many processes does the Django test suite use by default in parallel?").
+        who, how = actor
+        said = _SUBJECT_PRONOUN_RE.sub(lambda m: f"{m.group(1)} {who}", clause, count=1)
+        return f"{said} {how}" if how else said
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
     if plural:
@@ -426,16 +429,16 @@ _WHO_DID_RE = re.compile(
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
 
 
-def _actor(clause: str) -> str | None:
-    """Who does what `clause` asks about: the subject after its auxiliary ("Which TCP port does a PostgreSQL
-    server listen on" -> "a PostgreSQL server"; "Does Django support ..." -> "Django"), or, when the asker is
-    the subject, what the asker acts on ("How can I run my Django test suite in parallel" -> "the Django test
-    suite"). Names alone are a subject; a determiner needs its noun, the word before the verb. None when the
-    clause is not read so."""
+def _actor(clause: str) -> tuple[str, str] | None:
+    """Who does what `clause` asks about, and how the asker has it done: the subject after its auxiliary
+    ("Which TCP port does a PostgreSQL server listen on" -> "a PostgreSQL server"; "Does Django support ..."
+    -> "Django"), or, when the asker is the subject, what the asker acts on and the words after it ("How can
+    I run my Django test suite in parallel" -> "the Django test suite", "in parallel"). Names alone are a
+    subject; a determiner needs its noun, the word before the verb. None when the clause is not read so."""
     did = _WHO_DID_RE.match(clause)
     if did and not re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
         # "Which function replaced pg_start_backup in PostgreSQL 15" -> "the function that replaced ..."
-        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
+        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}", ""
     m = _ACTOR_RE.match(clause) or re.match(rf"^{_AUX}\s+(?P<rest>.+)$", clause, re.IGNORECASE)
     if m is None:
         return None
@@ -458,7 +461,9 @@ def _actor(clause: str) -> str | None:
             n += 1
     elif determiner and plain(n) and plain(n + 1):
         n += 1  # "a PostgreSQL server listen": the noun, then the verb
-    return " ".join(said[:n]) if n > int(determiner) else None
+    if n <= int(determiner):
+        return None
+    return " ".join(said[:n]), " ".join(said[n:]) if acted_on else ""
 
 
 def _plural_phrase(topic: str) -> str | None:
