@@ -148,7 +148,7 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
                 "How many concurrent connections does a PostgreSQL server allow by default?",
             ],
         ),
-        # ... or, when the asker acts, what they act on (the asker's possessive gone) and how they have it done
+        # ... or, when the asker acts, what they act on (their possessive gone) and how they have it done
         (
             "How can I run my Django test suite in parallel, and how many processes does it use by default?",
             [
