@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from research_engine import answering, grounding
+from research_engine.engine.extractive import picking
 from research_engine.engine.extractive.candidates import NAMING_HEADING_RE, sentence_candidates
 from research_engine.engine.extractive.features import FEATURE_NAMES, _opens_with, _phrases
 from research_engine.engine.extractive.picking import (
@@ -498,3 +499,14 @@ def test_a_reference_pages_stock_section_names_say_nothing_of_the_subject():
     described = [p for p in picks if p.cand.headings and p.cand.headings[-1] == "Description"]
     assert described and not any(p.scored.values[off] for p in described)
     assert any(p.scored.values[off] for p in picks if p.cand.headings[-1:] == ("Compatibility",))
+
+
+def test_an_faq_title_in_the_askers_voice_is_never_a_claim():
+    # "I am using multiple connections with a SQLite database ..., and my test program is not working!" is
+    # what a reader asked, not what the documentation says; the answer under it is.
+    question = "Why does my test program fail when using multiple connections with a SQLite database?"
+    claims = claims_for(question, question, "sqlalchemy-1.4-faq-connections.html")
+    assert claims and not any(picking.ASKER_VOICE_RE.search(c) for c in claims), claims
+    assert not picking.ASKER_VOICE_RE.search(
+        "Toggling is bound to i by default, with I controlling the order."
+    )

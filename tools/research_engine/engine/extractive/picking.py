@@ -19,6 +19,7 @@ candidate, one run of a source's text.
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -118,8 +119,17 @@ def _puts_answer_off(p: Pick, c: Chosen) -> bool:
     return DEFERS_RE.search(p.cand.text) is not None
 
 
+# The asker's own voice ("SQLite lets me insert a string into a column of type integer!", an FAQ entry's
+# title): documentation states its findings in the second and third person. "I" alone is as often a key
+# ("bind generic I ...") or "I/O": only with its verb.
+ASKER_VOICE_RE = re.compile(
+    r"(?<![\w/.-])(?:me|my|myself)(?![\w/.-])|\bI(?:['\u2019]m| am| have| want| need)\b"
+)
+
+
 def _asks(p: Pick, c: Chosen) -> bool:
-    return p.cand.text.rstrip().endswith("?")
+    text = p.cand.text.rstrip()
+    return text.endswith("?") or ASKER_VOICE_RE.search(text) is not None
 
 
 def _row_explains_nothing(p: Pick, c: Chosen) -> bool:
@@ -183,7 +193,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "asks",
-        'it is a question ("How do I pool database connections?", an FAQ entry\'s title): it states nothing',
+        'it is a question or in the asker\'s voice ("How do I pool database connections?", "I\'m getting a '
+        "warning ...\": an FAQ entry's title): it states nothing",
         _asks,
         alone=True,
     ),
