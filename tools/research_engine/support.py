@@ -45,6 +45,7 @@ from research_engine.support_words import (
     BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
+    NEGATING_VERBS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
@@ -56,6 +57,7 @@ from research_engine.support_words import (
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
+    derived_stems,
     normalise,
     stem,
     tokenize,
@@ -81,6 +83,8 @@ ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORE
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
 # One slash between two words may be prose ("read/write"): held when both words are.
 PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
+# A negative prefix written with a hyphen ("non-obvious"): the claim's word is the prefixed one.
+HYPHEN_PREFIXED_RE = re.compile(r"\b(" + "|".join(NEGATIVE_PREFIXES) + r")-([a-z]{3,})\b")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
@@ -93,27 +97,36 @@ class Cue:
     words: tuple[str, ...] = ()  # the same, as written
 
 
-def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
+def _cues(
+    tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
+) -> list[Cue]:
     """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
-    those stems (what the text states only under a negation)."""
+    those stems (what the text states only under a negation). A negation that governs nothing after it
+    ("but X is not.") governs what comes before it."""
     out = []
     for i, token in enumerate(tokens):
-        kind = "neg" if token in NEGATIONS else "only" if token in ONLY else None
+        kind = "neg" if token in negations else "only" if token in ONLY else None
         if kind is None:
             continue
-        scope: list[str] = []
-        words: list[str] = []
-        for j in range(i + 1, len(tokens)):
-            nxt = tokens[j]
-            if not nxt[0].isalnum() or nxt in BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
-                break
-            if nxt in SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
-                continue
-            scope.append(stem(nxt))
-            words.append(nxt)
-            if covered is not None and kind == "neg":
-                covered.add(j)
-        out.append(Cue(kind, token.replace("_", " "), tuple(scope), tuple(words)))
+        at = _scope(tokens, range(i + 1, len(tokens)))
+        if not at and token == "not":
+            at = _scope(tokens, range(i - 1, -1, -1))[::-1]
+        if covered is not None and kind == "neg":
+            covered.update(at)
+        words = tuple(tokens[j] for j in at)
+        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words))
+    return out
+
+
+def _scope(tokens: list[str], positions: range) -> list[int]:
+    """The positions of the words a cue governs, walking `positions` up to a clause boundary."""
+    out: list[int] = []
+    for j in positions:
+        word = tokens[j]
+        if not word[0].isalnum() or word in BOUNDARY_WORDS or len(out) >= SCOPE_WORDS:
+            break
+        if word not in SCOPE_SKIP and word not in NEGATIONS and word not in ONLY:
+            out.append(j)
     return out
 
 
@@ -125,6 +138,7 @@ class Held:
     plain: str  # markup removed, case folded
     stems: set[str]
     cues: list[Cue]
+    implied: list[Cue]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
     affirmed: set[str]  # stems stated outside every negation
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
@@ -139,18 +153,20 @@ class Held:
         tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
+        prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),
             stems=word_stems(tokens),
             cues=cues,
+            implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
-            affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
+            affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
-            words=set(tokens),
+            words=set(tokens) | prefixed,
         )
 
     def merged(self, other: Held) -> Held:
@@ -159,6 +175,7 @@ class Held:
             plain=f"{self.plain} {other.plain}",
             stems=self.stems | other.stems,
             cues=list(dict.fromkeys(self.cues + other.cues)),
+            implied=self.implied + other.implied,
             affirmed=self.affirmed | other.affirmed,
             affirmed_words=self.affirmed_words | other.affirmed_words,
             strong=self.strong | other.strong,
@@ -418,7 +435,10 @@ class Judge:
         sentence_stems = word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            same = [c for c in held.cues if c.kind == cue.kind]
+            implied = (
+                held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []
+            )  # "not avoid": no agreement
+            same = [c for c in held.cues + implied if c.kind == cue.kind]
             if cue.word == "at most" and held.words & BOUND_WORDS:
                 continue  # "at most 1,000,000,000 bytes" for the claim's maximum
             restricted = cue.kind == "only" and not same
@@ -441,7 +461,7 @@ class Judge:
         for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
             if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
                 continue
-            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words]
+            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words and f not in STOP]
             if flipped:
                 faults.append(f"{token} (the claim: {flipped[0]})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
@@ -523,6 +543,7 @@ def _forms(word: str) -> tuple[str, ...]:
             base = s[: -len(suffix)]
             out += [base, base + "e", stem(base)]
     out += [stem(other) for other in terms.other_words([word])]
+    out += sorted(derived_stems(s))
     return tuple(dict.fromkeys(out))
 
 

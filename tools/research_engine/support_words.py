@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from research_engine import libraries, terms
@@ -38,6 +39,14 @@ NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
      "rather_than", "unable", "lack", "lacks", "lacking"}
 )  # fmt: skip
+# Verbs that state a negation of what they govern ("avoiding reloads" is "no reload"): a claim's agree with
+# a sentence's "not" on the same words; a sentence's are words like any other.
+NEGATING_VERBS_TEXT = """
+avoid avoids avoided avoiding prevent prevents prevented preventing omit omits omitted omitting skip skips
+skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing forbid forbids forbidden
+forbidding disallow disallows disallowed disallowing
+"""
+NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
 BOUND_WORDS = frozenset(
     {"maximum", "max", "limit", "limits", "limited", "upper"}
@@ -45,7 +54,7 @@ BOUND_WORDS = frozenset(
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bno longer\b"), "no_longer"),
-    (re.compile(r"\binstead of\b"), "instead_of"),
+    (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
     (re.compile(r"\brather than\b"), "rather_than"),
     (re.compile(r"\bcannot\b"), "can not"),
@@ -86,6 +95,8 @@ CAUSAL_RE = re.compile(
 # A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
+    r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
+    r"|if)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 COUNTS = (
@@ -124,6 +135,27 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     return libraries.snowballstemmer().stemmer("english")
+
+
+# The words WordNet 3.0 derives from a common word in its common sense ("verification" from "verify"):
+# tools/build_derived_words.py says how; the file's header carries WordNet's licence.
+DERIVED_WORDS_FILE = Path(__file__).with_name("support_derived_words.txt")
+
+
+def derived_stems(word_stem: str) -> frozenset[str]:
+    """The stems of the words derived from a stem's word (none for most words); read when first asked."""
+    return _derived_table().get(word_stem, frozenset())
+
+
+@lru_cache(maxsize=1)
+def _derived_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for line in DERIVED_WORDS_FILE.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        word, *others = line.split()
+        table.setdefault(stem(word), set()).update(stem(o) for o in others)
+    return {s: frozenset(others - {s}) for s, others in table.items()}
 
 
 def normalise(text: str) -> str:

@@ -1,0 +1,181 @@
+"""Build the sentence-support check's table of derived words (`research_engine/support_derived_words.txt`)
+from WordNet 3.0.
+
+    python tools/build_derived_words.py WORDNET_DICT_DIR [--out FILE]
+
+WORDNET_DICT_DIR is WordNet's database directory, e.g. from Debian's wordnet-base package:
+`apt-get download wordnet-base && dpkg-deb -x wordnet-base_*.deb x` gives `x/usr/share/wordnet`.
+
+A writer restates a claim with another part of speech of its words: "verification" for "verifying",
+"creation" for "creates", "immediate" for "immediately", which the stemmer leaves apart. The table holds,
+for each word, the words WordNet derives from it in the same sense (its `+` pointers, derivationally
+related forms, and `\\` pointers, an adverb's adjective), restricted to the sense a writer means:
+
+- only a word's `SENSES` most frequent senses, each seen at least `MIN_TAGGED` times in WordNet's
+  sense-tagged corpus (`cntlist.rev`): common words in their common sense;
+- no antonym ever (WordNet's `!` pointer).
+
+Synonyms (words WordNet puts in one synset) were measured too and left out: on the faithfulness sets they
+let an unfaithful sentence through for every two faithful ones they passed (bench/results/
+faithfulness-generalise.md). The output is plain text: a header with WordNet's licence, then one line per
+word, `word derived derived ...`, sorted; the check stems both sides when it loads the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+SENSES = int(os.environ.get("SENSES", 2))
+OTHER_SENSES = int(os.environ.get("OTHER_SENSES", 2))
+DERIVED_SENSES = int(os.environ.get("DERIVED_SENSES", 2))
+MIN_TAGGED = int(os.environ.get("MIN_TAGGED", 3))
+MAX_SYNSET = int(os.environ.get("MAX_SYNSET", 6))
+SYNONYM_POS = ("verb", "adj", "adv")
+ALL_POS = ("noun", "verb", "adj", "adv")
+POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
+WORD_RE = re.compile(r"^[a-z]{3,}$")
+
+LICENCE = """\
+# Derived words for the sentence-support check (research_engine.support), from WordNet 3.0 by
+# tools/build_derived_words.py (see its docstring for how the table is restricted). One line per word: the
+# word, then the words WordNet derives from it in a common sense (a noun of a verb, an adverb's adjective).
+#
+# WordNet Release 3.0. This software and database is being provided to you, the LICENSEE, by Princeton
+# University under the following license. By obtaining, using and/or copying this software and database,
+# you agree that you have read, understood, and will comply with these terms and conditions.: Permission
+# to use, copy, modify and distribute this software and database and its documentation for any purpose
+# and without fee or royalty is hereby granted, provided that you agree to comply with the following
+# copyright notice and statements, including the disclaimer, and that the same appear on ALL copies of the
+# software, database and documentation, including modifications that you make for internal use or for
+# distribution. WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. THIS SOFTWARE AND
+# DATABASE IS PROVIDED "AS IS" AND PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR WARRANTIES, EXPRESS OR
+# IMPLIED. BY WAY OF EXAMPLE, BUT NOT LIMITATION, PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR
+# WARRANTIES OF MERCHANT- ABILITY OR FITNESS FOR ANY PARTICULAR PURPOSE OR THAT THE USE OF THE LICENSED
+# SOFTWARE, DATABASE OR DOCUMENTATION WILL NOT INFRINGE ANY THIRD PARTY PATENTS, COPYRIGHTS, TRADEMARKS OR
+# OTHER RIGHTS. The name of Princeton University or Princeton may not be used in advertising or publicity
+# pertaining to distribution of the software and/or database. Title to copyright in this software,
+# database and any associated documentation shall at all times remain with Princeton University and
+# LICENSEE agrees to preserve same.
+"""
+
+
+def read_synsets(wordnet: Path) -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str, int, int]]]]:
+    """Each synset's words, and its pointers (symbol, target synset, source word, target word; 0 for the
+    whole synset), keyed "pos:offset"."""
+    words: dict[str, list[str]] = {}
+    pointers: dict[str, list[tuple[str, str, int, int]]] = {}
+    for pos in ALL_POS:
+        for line in (wordnet / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" "):
+                continue  # the licence header
+            fields = line.split(" | ")[0].split()
+            key = f"{pos}:{fields[0]}"
+            count = int(fields[3], 16)
+            words[key] = [fields[4 + 2 * i].lower() for i in range(count)]
+            at = 4 + 2 * count
+            n_pointers = int(fields[at])
+            out = []
+            for i in range(n_pointers):
+                symbol, offset, letter, source_target = fields[at + 1 + 4 * i : at + 5 + 4 * i]
+                out.append(
+                    (
+                        symbol,
+                        f"{POS_LETTER[letter]}:{offset}",
+                        int(source_target[:2], 16),
+                        int(source_target[2:], 16),
+                    )
+                )
+            pointers[key] = out
+    return words, pointers
+
+
+def read_senses(wordnet: Path) -> dict[tuple[str, str], list[str]]:
+    """(word, pos) -> its synsets, most frequent sense first (WordNet's index order)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for pos in ALL_POS:
+        for line in (wordnet / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" "):
+                continue
+            fields = line.split()
+            n_synsets = int(fields[2])
+            out[(fields[0], pos)] = [f"{pos}:{o}" for o in fields[-n_synsets:]]
+    return out
+
+
+def read_tag_counts(wordnet: Path) -> dict[tuple[str, str, int], int]:
+    """(word, pos, sense number) -> how often the sense-tagged corpus has the word in that sense."""
+    out: dict[tuple[str, str, int], int] = defaultdict(int)
+    for line in (wordnet / "cntlist.rev").read_text(encoding="latin-1").splitlines():
+        key, sense_number, count = line.split()
+        lemma, _, rest = key.partition("%")
+        out[(lemma, SENSE_KEY_POS[rest[0]], int(sense_number))] += int(count)
+    return out
+
+
+def build(wordnet: Path) -> dict[str, set[str]]:
+    words, pointers = read_synsets(wordnet)
+    senses = read_senses(wordnet)
+    tagged = read_tag_counts(wordnet)
+
+    def common_senses(word: str, pos: str) -> list[str]:
+        return [
+            synset
+            for n, synset in enumerate(senses.get((word, pos), [])[:SENSES], start=1)
+            if tagged.get((word, pos, n), 0) >= MIN_TAGGED
+        ]
+
+    antonyms: set[tuple[str, str]] = set()
+    for key, found in pointers.items():
+        for symbol, target, source, target_word in found:
+            if symbol == "!" and source and target_word:
+                a, b = words[key][source - 1], words[target][target_word - 1]
+                antonyms |= {(a, b), (b, a)}
+
+    table: dict[str, set[str]] = defaultdict(set)
+    for (word, pos), _ in senses.items():
+        if not WORD_RE.match(word):
+            continue
+        for synset in common_senses(word, pos):
+            for symbol, target, source, target_word in pointers[synset]:
+                if symbol not in ("+", "\\") or not source or not target_word:
+                    continue  # a derivation or a pertainym, word to word
+                if words[synset][source - 1] != word:
+                    continue
+                other = words[target][target_word - 1]
+                if WORD_RE.match(other):
+                    table[word].add(other)
+                    table[other].add(word)
+    for word in list(table):
+        table[word] = {o for o in table[word] if (word, o) not in antonyms and o != word}
+    return {w: others for w, others in table.items() if others}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "wordnet", type=Path, help="WordNet 3.0's database directory (data.noun, index.verb...)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "research_engine" / "support_derived_words.txt",
+    )
+    args = parser.parse_args(argv)
+    if not (args.wordnet / "data.verb").is_file() or not (args.wordnet / "cntlist.rev").is_file():
+        print(f"build_derived_words: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
+        return 2
+    table = build(args.wordnet)
+    lines = [f"{word} {' '.join(sorted(others))}" for word, others in sorted(table.items())]
+    args.out.write_text(LICENCE + "\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {len(lines)} words, {args.out.stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The sentence-support check's readings of how documentation words a link, a negation or a substitution
+(`research_engine.support`): each claim is a sentence of real Debian documentation (Django, PostgreSQL,
+SQLite), each sentence one a writer could put over it."""
+
+from __future__ import annotations
+
+from research_engine import support
+
+CLAIMS = {
+    # python-django-doc: releases/1.4.txt, ref/templates/language.txt, releases/1.8.txt
+    "CLM-01": "The template system generally escapes all variables to avoid XSS attacks.",
+    "CLM-02": "This feature is useful in avoiding repetition in templates.",
+    "CLM-03": "Assigning a model instance to a non-relation field will now throw an error.",
+    # postgresql-doc-15: the psql \pset null option
+    "CLM-04": "Sets the string to be printed in place of a null value.",
+    # sqlite3-doc: foreignkeys.html
+    "CLM-05": "If SQLITE_OMIT_TRIGGER is defined but SQLITE_OMIT_FOREIGN_KEY is not, then SQLite behaves as "
+    "it did prior to version 3.6.19 (2009-10-14) - foreign key definitions are parsed and may be queried "
+    "using PRAGMA foreign_key_list, but foreign key constraints are not enforced.",
+    # python-django-doc: ref/contrib/admin/index.txt
+    "CLM-06": "If a model is abstract, raise ImproperlyConfigured.",
+    "CLM-07": "Persistent connections avoid the overhead of re-establishing a connection to the database in "
+    "each request.",
+}
+
+
+def passes(text: str) -> bool:
+    judge = support.Judge({c: {"id": c, "text": t} for c, t in CLAIMS.items()}, "")
+    return all(s.ok for s in judge.block(text, 1))
+
+
+def test_a_purpose_or_a_condition_in_the_claim_is_the_link_a_sentence_states():
+    assert passes("The template system escapes variables so that XSS attacks are avoided [CLM-01].")
+    assert passes("An abstract model causes ImproperlyConfigured to be raised [CLM-06].")
+    # the claim states no link: a sentence's "because" is its own
+    assert not passes(
+        "Assigning a model instance to a non-relation field throws an error because of caching [CLM-03]."
+    )
+
+
+def test_in_place_of_and_an_alternative_to_are_instead_of():
+    assert passes("The string is printed rather than a null value [CLM-04].")
+    assert not passes("A null value is printed rather than the string [CLM-04].")
+
+
+def test_a_negation_that_ends_its_clause_governs_the_words_before_it():
+    assert passes(
+        "With SQLITE_OMIT_TRIGGER defined but not SQLITE_OMIT_FOREIGN_KEY, foreign key constraints are not "
+        "enforced [CLM-05]."
+    )
+    assert not passes(
+        "SQLite behaves as before version 3.6.19 when SQLITE_OMIT_TRIGGER is not defined [CLM-05]."
+    )
+
+
+def test_a_verb_that_negates_agrees_with_a_sentences_not():
+    assert passes("This feature is useful for having no repetition in templates [CLM-02].")
+    # a sentence that negates the verb itself says the opposite
+    assert not passes(
+        "Persistent connections do not avoid the overhead of re-establishing a connection to the database in "
+        "each request [CLM-07]."
+    )
+
+
+def test_a_hyphenated_negative_prefix_is_the_prefixed_word():
+    assert passes(
+        "Assigning a model instance to a field that is not a relation will now throw an error [CLM-03]."
+    )
+    assert not passes(
+        "Assigning a model instance to a non-relation field will no longer throw an error [CLM-03]."
+    )
+
+
+def test_unlike_is_no_negation_of_a_claims_like():
+    judge = support.Judge(
+        {
+            "CLM-01": {
+                "id": "CLM-01",
+                "text": "The loader does not cache templates like the cached loader does.",
+            }
+        },
+        "",
+    )
+    assert judge.block("Unlike the cached loader, the loader does not cache templates [CLM-01].", 1)[0].ok
+
+
+def test_a_noun_derived_from_the_claims_verb_carries_it():
+    judge = support.Judge(
+        {"CLM-01": {"id": "CLM-01", "text": "The default implementation creates an admin LogEntry object."}},
+        "",
+    )  # python-django-doc: ref/contrib/admin/index.txt
+    assert judge.block(
+        "The default implementation handles creation of an admin LogEntry object [CLM-01].", 1
+    )[0].ok
+    failed = judge.block(
+        "The default implementation quietly handles removal and safe creation of an admin LogEntry object "
+        "[CLM-01].",
+        1,
+    )[0]
+    assert [f.words for f in failed.faults] == [("quietly", "handles", "removal", "safe")]  # not "creation"
