@@ -85,6 +85,9 @@ ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORE
 PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
 # A negative prefix written with a hyphen ("non-obvious"): the claim's word is the prefixed one.
 HYPHEN_PREFIXED_RE = re.compile(r"\b(" + "|".join(NEGATIVE_PREFIXES) + r")-([a-z]{3,})\b")
+LETTERS_AND_DIGITS_RE = re.compile(r"[a-z]+[0-9][a-z0-9]*")
+# The parts of a code expression held one by one: command-line options and names.
+CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
@@ -101,14 +104,17 @@ def _cues(
     tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
 ) -> list[Cue]:
     """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
-    those stems (what the text states only under a negation). A negation that governs nothing after it
-    ("but X is not.") governs what comes before it."""
+    those stems (what the text states only under a negation). A negation that opens a clause ("not when")
+    governs that clause; one that governs nothing after it ("but X is not.") governs what comes before it."""
     out = []
     for i, token in enumerate(tokens):
         kind = "neg" if token in negations else "only" if token in ONLY else None
         if kind is None:
             continue
-        at = _scope(tokens, range(i + 1, len(tokens)))
+        first = i + 1
+        if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
+            first += 1  # "not when the statement runs": the negation governs the clause it opens
+        at = _scope(tokens, range(first, len(tokens)))
         if not at and token == "not":
             at = _scope(tokens, range(i - 1, -1, -1))[::-1]
         if covered is not None and kind == "neg":
@@ -369,6 +375,14 @@ class Judge:
             for n in prose.names(plain)
             if not self._name_held(n, held) and not any(n.casefold() in _code_base(t) for t in missing)
         ]
+        missing += [  # a lowercase word with a figure in it ("httplib2", "utf8") names a thing
+            t
+            for t in tokens
+            if LETTERS_AND_DIGITS_RE.fullmatch(t)
+            and t not in held.stems
+            and t not in self.question_stems
+            and not any(t in _code_base(c).casefold() for c in missing)
+        ]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
 
@@ -397,7 +411,7 @@ class Judge:
                 )
             return re.search(rf"(?<![\w/.]){re.escape(base)}(?![\w/])", held.plain) is not None
         if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
-            parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
+            parts = [p for p in CODE_PART_RE.findall(base) if len(p) > 1]  # an option ("-M") is a part
             return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
         if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
             return True
@@ -452,7 +466,9 @@ class Judge:
         for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
             if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
                 continue
-            if cue.scope[0] in held.affirmed:
+            if cue.scope[0] in held.affirmed and not any(
+                w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
+            ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
                 continue
             if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
                 c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine

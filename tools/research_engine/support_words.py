@@ -37,7 +37,7 @@ ever yet also even actually really always still
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable", "lack", "lacks", "lacking"}
+     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking"}
 )  # fmt: skip
 # Verbs that state a negation of what they govern ("avoiding reloads" is "no reload"): a claim's agree with
 # a sentence's "not" on the same words; a sentence's are words like any other.
@@ -99,13 +99,22 @@ CLAIM_CAUSAL_RE = re.compile(
     r"|if)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+# Counts from two up ("one" is a pronoun more often than a count: it is left out).
 COUNTS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
 )
 TENS = "- - - thirty forty fifty sixty seventy eighty ninety"
-NUMBER_WORDS = {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2} | {
-    w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3
-}  # "one" is a pronoun more often than a count: it is left out
+# A multiple states a figure too ("doubles the capacity").
+MULTIPLES = (
+    ("double doubles doubled doubling twice", 2.0),
+    ("triple triples tripled thrice", 3.0),
+    ("half halves halved halving", 0.5),
+)
+NUMBER_WORDS = (
+    {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2}
+    | {w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3}
+    | {w: value for words, value in MULTIPLES for w in words.split()}
+)
 NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 # Past forms the stemmer leaves apart from their verb.
 IRREGULAR = {

@@ -98,3 +98,56 @@ def test_a_noun_derived_from_the_claims_verb_carries_it():
         1,
     )[0]
     assert [f.words for f in failed.faults] == [("quietly", "handles", "removal", "safe")]  # not "creation"
+
+
+def _judge(**claims: str) -> support.Judge:
+    return support.Judge(
+        {c.replace("_", "-"): {"id": c.replace("_", "-"), "text": t} for c, t in claims.items()}, ""
+    )
+
+
+def _ok(judge: support.Judge, text: str) -> bool:
+    return all(s.ok for s in judge.block(text, 1))
+
+
+def test_a_negation_opening_a_clause_governs_it_and_a_sentence_may_not_state_it_plainly():
+    judge = _judge(  # python-django-doc: ref/forms/api.txt
+        CLM_01="The callable will be evaluated only when the unbound form is displayed, not when it is "
+        "defined."
+    )
+    assert _ok(
+        judge,
+        "The callable is evaluated when the unbound form is displayed, not when it is defined [CLM-01].",
+    )
+    assert not _ok(judge, "The callable is evaluated as soon as it is defined [CLM-01].")
+
+
+def test_unlikely_is_a_negation():
+    judge = _judge(CLM_01="More importantly, they are unlikely to fix them.")  # python-django-doc: internals
+    assert _ok(judge, "More importantly, they are not likely to fix them [CLM-01].")
+    assert not _ok(judge, "More importantly, they will fix them [CLM-01].")
+
+
+def test_a_command_lines_options_are_held_as_code():
+    judge = _judge(  # postgresql-doc-15: app-pg-dumpall.html
+        CLM_01="To restore database(s) from this file, you can use: $ psql -X -f db.out -d postgres"
+    )
+    assert _ok(judge, "Restore the databases from the file with `psql -X -f db.out -d postgres` [CLM-01].")
+    assert not _ok(
+        judge, "Restore the databases from the file with `psql -X -c db.out -d postgres` [CLM-01]."
+    )
+
+
+def test_a_lowercase_word_with_a_figure_is_a_name():
+    judge = _judge(
+        CLM_01="Support for the PostgreSQL database via the psycopg2 driver."
+    )  # python-sqlalchemy-doc
+    assert _ok(judge, "The psycopg2 driver gives support for the PostgreSQL database [CLM-01].")
+    failed = judge.block("Support for the PostgreSQL database via the pg8000 driver [CLM-01].", 1)[0]
+    assert failed.kind == "name" and ("pg8000",) in [f.words for f in failed.faults]
+
+
+def test_a_multiple_is_a_figure():
+    judge = _judge(CLM_01="Support for the PostgreSQL database via the psycopg2 driver.")
+    failed = judge.block("The psycopg2 driver doubles support for the PostgreSQL database [CLM-01].", 1)[0]
+    assert failed.kind == "number" and failed.faults[0].words == ("doubles",)
