@@ -45,12 +45,14 @@ from research_engine.support_words import (
     BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
+    CLAIM_STRENGTH,
     NEGATING_VERBS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
     ONLY,
+    ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
     STOP,
@@ -168,7 +170,8 @@ class Held:
             implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
-            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
+            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
+            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
@@ -455,6 +458,8 @@ class Judge:
             same = [c for c in held.cues + implied if c.kind == cue.kind]
             if cue.word == "at most" and held.words & BOUND_WORDS:
                 continue  # "at most 1,000,000,000 bytes" for the claim's maximum
+            if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
+                continue  # "first in Config mode and only then in Module mode": an order the claims state
             restricted = cue.kind == "only" and not same
             if restricted or (
                 cue.scope

@@ -47,6 +47,8 @@ skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing
 forbidding disallow disallows disallowed disallowing
 """
 NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
+# Words that put things in order: with them, a sentence's "only" says when, which a claim's order holds.
+ORDER_WORDS = frozenset({"first", "then", "after", "afterwards", "before", "once", "later", "until", "next"})
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
 BOUND_WORDS = frozenset(
     {"maximum", "max", "limit", "limits", "limited", "upper"}
@@ -85,9 +87,16 @@ STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in 
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
                                              "ensures", "ensured"}  # fmt: skip
+# What a claim says in other words that lets a sentence use a strong word: an obligation ("have to" is
+# "must") and a bound (a "maximum" is the largest value, a "minimum" the smallest).
+CLAIM_STRENGTH = (
+    (re.compile(r"\b(?:ha(?:ve|s|d) to|needs? to)\b", re.I), ("must",)),
+    (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
+    (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
+)
 # Idioms that carry a strong word without its strength ("above all" is "most importantly", "after all" is
 # "as it is").
-STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all)\b", re.IGNORECASE)
+STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all|at all)\b", re.IGNORECASE)
 CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"

@@ -151,3 +151,26 @@ def test_a_multiple_is_a_figure():
     judge = _judge(CLM_01="Support for the PostgreSQL database via the psycopg2 driver.")
     failed = judge.block("The psycopg2 driver doubles support for the PostgreSQL database [CLM-01].", 1)[0]
     assert failed.kind == "number" and failed.faults[0].words == ("doubles",)
+
+
+def test_an_obligation_or_a_bound_in_other_words_backs_the_strong_word():
+    judge = _judge(  # python-django-doc: topics/db/models.txt, ref/contrib/admin/index.txt
+        CLM_01="You have to call save() explicitly.",
+        CLM_02="The maximum number of items to display in a QuerySet.",
+    )
+    assert _ok(judge, "You must call `save()` explicitly [CLM-01].")
+    assert not _ok(judge, "You must display the items of a QuerySet [CLM-02].")
+    assert _ok(judge, "It is the largest number of items to display in a QuerySet [CLM-02].")
+    assert not _ok(judge, "It is the smallest number of items to display in a QuerySet [CLM-02].")
+
+
+def test_at_all_is_emphasis_not_a_quantifier():
+    judge = _judge(CLM_01="ST_Perimeter cannot use a non-projected non-geography field.")  # django: gis
+    assert _ok(judge, "ST_Perimeter cannot use a non-projected non-geography field at all [CLM-01].")
+    assert not _ok(judge, "ST_Perimeter cannot use all non-projected non-geography fields [CLM-01].")
+
+
+def test_only_with_an_order_is_the_claims_order():
+    judge = _judge(CLM_01="As always, profile first, then optimize.")  # python-django-doc: topics/performance
+    assert _ok(judge, "As always, profile first and only optimize afterwards [CLM-01].")
+    assert not _ok(judge, "As always, only optimize [CLM-01].")
