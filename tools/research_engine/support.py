@@ -59,6 +59,7 @@ from research_engine.support_words import (
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
+    common_word,
     derived_stems,
     normalise,
     stem,
@@ -150,6 +151,7 @@ class Held:
     affirmed: set[str]  # stems stated outside every negation
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
+    frames: dict[tuple[str, str], set[str]]  # a content word's neighbours -> the words between them
     causal: bool
     numbers: list[prose.StatedNumber]
     code: set[str]  # code tokens' bases (call arguments dropped), case folded
@@ -172,6 +174,7 @@ class Held:
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
             | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
+            frames=_frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
@@ -188,6 +191,10 @@ class Held:
             affirmed=self.affirmed | other.affirmed,
             affirmed_words=self.affirmed_words | other.affirmed_words,
             strong=self.strong | other.strong,
+            frames={
+                k: self.frames.get(k, set()) | other.frames.get(k, set())
+                for k in {*self.frames, *other.frames}
+            },
             causal=self.causal or other.causal,
             numbers=self.numbers + other.numbers,
             code=self.code | other.code,
@@ -444,7 +451,8 @@ class Judge:
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))
-        return None
+        swapped = _swapped(tokens, set(missing), held)
+        return Fault("name", tuple(swapped)) if swapped else None
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
@@ -535,6 +543,36 @@ class Judge:
                     index.setdefault(s, set()).add(clm)
             self._index = index
         return self._index
+
+
+def _frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
+    """Each content word of a text under the two tokens around it (a full stop at either end)."""
+    padded = [".", *tokens, "."]
+    out: dict[tuple[str, str], set[str]] = {}
+    for j in range(1, len(padded) - 1):
+        if padded[j].isalpha() and padded[j] not in STOP:
+            out.setdefault((padded[j - 1], padded[j + 1]), set()).add(padded[j])
+    return out
+
+
+def _swapped(tokens: list[str], missing: set[str], held: Held) -> list[str]:
+    """A missing word where the claims, between the same two neighbours, write another word the sentence
+    leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
+    swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
+    padded = [".", *tokens, "."]
+    stems = word_stems(tokens)
+    out = []
+    for i in range(1, len(padded) - 1):
+        if padded[i] not in missing:
+            continue
+        others = [
+            w
+            for w in held.frames.get((padded[i - 1], padded[i + 1]), ())
+            if not _carried(w, stems) and not (common_word(w) and common_word(padded[i]))
+        ]
+        if others:
+            out.append(f"{padded[i]} (the claim: {sorted(others)[0]})")
+    return out
 
 
 def _content_words(tokens: list[str], code: set[str]) -> list[str]:

@@ -156,7 +156,7 @@ def _stemmer() -> Any:
 
 
 # The words WordNet 3.0 derives from a common word in its common sense ("verification" from "verify"):
-# tools/build_derived_words.py says how; the file's header carries WordNet's licence.
+# tools/build_word_tables.py says how; the file's header carries WordNet's licence.
 DERIVED_WORDS_FILE = Path(__file__).with_name("support_derived_words.txt")
 
 
@@ -174,6 +174,21 @@ def _derived_table() -> dict[str, frozenset[str]]:
         word, *others = line.split()
         table.setdefault(stem(word), set()).update(stem(o) for o in others)
     return {s: frozenset(others - {s}) for s, others in table.items()}
+
+
+# The words WordNet 3.0's sense-tagged corpus has seen: ordinary English; a word outside is a term or a name.
+COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
+
+
+def common_word(word: str) -> bool:
+    """Whether a word (any inflection) is ordinary English rather than a term or a name."""
+    return stem(word) in _common_stems()
+
+
+@lru_cache(maxsize=1)
+def _common_stems() -> frozenset[str]:
+    lines = COMMON_WORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(stem(w) for line in lines if not line.startswith("#") for w in line.split())
 
 
 def normalise(text: str) -> str:

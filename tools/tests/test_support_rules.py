@@ -174,3 +174,14 @@ def test_only_with_an_order_is_the_claims_order():
     judge = _judge(CLM_01="As always, profile first, then optimize.")  # python-django-doc: topics/performance
     assert _ok(judge, "As always, profile first and only optimize afterwards [CLM-01].")
     assert not _ok(judge, "As always, only optimize [CLM-01].")
+
+
+def test_a_term_swapped_for_the_claims_between_the_same_words_is_a_name():
+    judge = _judge(  # postgresql-doc-15: libpq.html
+        CLM_01="libpq is the C application programmer's interface to PostgreSQL."
+    )
+    assert _ok(judge, "libpq is the interface to PostgreSQL for C application programmers [CLM-01].")
+    failed = judge.block("ecpg is the C application programmer's interface to PostgreSQL [CLM-01].", 1)[0]
+    assert failed.kind == "name" and failed.faults[0].words == ("ecpg (the claim: libpq)",)
+    # two common words in that place may be a paraphrase: the share of missing words judges them
+    assert _ok(judge, "libpq is the C application programmer's gateway to PostgreSQL [CLM-01].")

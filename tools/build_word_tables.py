@@ -1,50 +1,46 @@
-"""Build the sentence-support check's table of derived words (`research_engine/support_derived_words.txt`)
-from WordNet 3.0.
+"""Build the sentence-support check's two word tables from WordNet 3.0: the derived words
+(`research_engine/support_derived_words.txt`) and the common words
+(`research_engine/support_common_words.txt`).
 
-    python tools/build_derived_words.py WORDNET_DICT_DIR [--out FILE]
+    python tools/build_word_tables.py WORDNET_DICT_DIR [--out-dir DIR]
 
 WORDNET_DICT_DIR is WordNet's database directory, e.g. from Debian's wordnet-base package:
 `apt-get download wordnet-base && dpkg-deb -x wordnet-base_*.deb x` gives `x/usr/share/wordnet`.
 
-A writer restates a claim with another part of speech of its words: "verification" for "verifying",
-"creation" for "creates", "immediate" for "immediately", which the stemmer leaves apart. The table holds,
-for each word, the words WordNet derives from it in the same sense (its `+` pointers, derivationally
-related forms, and `\\` pointers, an adverb's adjective), restricted to the sense a writer means:
+Derived words. A writer restates a claim with another part of speech of its words: "verification" for
+"verifying", "creation" for "creates", which the stemmer leaves apart. The table holds, for each word, the
+words WordNet derives from it (its `+` pointers, derivationally related forms, and `\\` pointers, an
+adverb's adjective) in one of the word's `SENSES` most frequent senses that WordNet's sense-tagged corpus
+(`cntlist.rev`) has seen at least `MIN_TAGGED` times; never an antonym (WordNet's `!` pointer).
 
-- only a word's `SENSES` most frequent senses, each seen at least `MIN_TAGGED` times in WordNet's
-  sense-tagged corpus (`cntlist.rev`): common words in their common sense;
-- no antonym ever (WordNet's `!` pointer).
+Common words. Every single word WordNet's sense-tagged corpus has seen at least `MIN_TAGGED` times: the
+words of ordinary English. A word outside it ("ksh", "libswscale") is a term or a name, which a writer does
+not paraphrase.
 
-Synonyms (words WordNet puts in one synset) were measured too and left out: on the faithfulness sets they
-let an unfaithful sentence through for every two faithful ones they passed (bench/results/
-faithfulness-generalise.md). The output is plain text: a header with WordNet's licence, then one line per
-word, `word derived derived ...`, sorted; the check stems both sides when it loads the table.
+Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
+through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
+header: the derived words one line per word, `word derived derived ...`; the common words a few per line.
+The check stems them when it loads them.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-SENSES = int(os.environ.get("SENSES", 2))
-OTHER_SENSES = int(os.environ.get("OTHER_SENSES", 2))
-DERIVED_SENSES = int(os.environ.get("DERIVED_SENSES", 2))
-MIN_TAGGED = int(os.environ.get("MIN_TAGGED", 3))
-MAX_SYNSET = int(os.environ.get("MAX_SYNSET", 6))
-SYNONYM_POS = ("verb", "adj", "adv")
+SENSES = 2
+MIN_TAGGED = 3  # a derivation's sense
+COMMON_MIN_TAGGED = 1  # a common word
 ALL_POS = ("noun", "verb", "adj", "adv")
 POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
 WORD_RE = re.compile(r"^[a-z]{3,}$")
 
 LICENCE = """\
-# Derived words for the sentence-support check (research_engine.support), from WordNet 3.0 by
-# tools/build_derived_words.py (see its docstring for how the table is restricted). One line per word: the
-# word, then the words WordNet derives from it in a common sense (a noun of a verb, an adverb's adjective).
+# {what}: from WordNet 3.0 by tools/build_word_tables.py (its docstring says how).
 #
 # WordNet Release 3.0. This software and database is being provided to you, the LICENSEE, by Princeton
 # University under the following license. By obtaining, using and/or copying this software and database,
@@ -156,24 +152,41 @@ def build(wordnet: Path) -> dict[str, set[str]]:
     return {w: others for w, others in table.items() if others}
 
 
+def common_words(wordnet: Path) -> list[str]:
+    tagged = read_tag_counts(wordnet)
+    return sorted(
+        {word for (word, _, _), count in tagged.items() if count >= COMMON_MIN_TAGGED and WORD_RE.match(word)}
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "wordnet", type=Path, help="WordNet 3.0's database directory (data.noun, index.verb...)"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "research_engine" / "support_derived_words.txt",
-    )
+    parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent / "research_engine")
     args = parser.parse_args(argv)
     if not (args.wordnet / "data.verb").is_file() or not (args.wordnet / "cntlist.rev").is_file():
-        print(f"build_derived_words: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
+        print(f"build_word_tables: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
         return 2
-    table = build(args.wordnet)
-    lines = [f"{word} {' '.join(sorted(others))}" for word, others in sorted(table.items())]
-    args.out.write_text(LICENCE + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: {len(lines)} words, {args.out.stat().st_size} bytes")
+    derived = build(args.wordnet)
+    common = common_words(args.wordnet)
+    outputs = {
+        "support_derived_words.txt": (
+            "Derived words for the sentence-support check (one line per word: the word, then the words "
+            "WordNet derives from it in a common sense)",
+            [f"{word} {' '.join(sorted(others))}" for word, others in sorted(derived.items())],
+        ),
+        "support_common_words.txt": (
+            "The common words of English for the sentence-support check (those WordNet's sense-tagged "
+            "corpus has seen)",
+            [" ".join(common[i : i + 12]) for i in range(0, len(common), 12)],
+        ),
+    }
+    for name, (what, lines) in outputs.items():
+        out = args.out_dir / name
+        out.write_text(LICENCE.format(what=what) + "\n".join(lines) + "\n", encoding="utf-8")
+        print(f"wrote {out}: {len(lines)} lines, {out.stat().st_size} bytes")
     return 0
 
 
