@@ -5,22 +5,26 @@ that states facts against the text and quotes of the claims its citation covers 
 the sentences). A sentence fails, with the words at fault, for any of these kinds:
 
 - unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer, a
-  few derivations and irregular verbs, the documentation's other words from `terms`) are not substantially in
-  the cited claims: more than `MISSING_SHARE` of them (at least one allowed) are in neither the claims nor the
-  question, or a code token it states is in no cited claim;
-- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "instead of", "rather
-  than") or "only" in the sentence that no cited claim puts on the same words, while the claims use them; or
-  a claim's negation whose first word the sentence states without one (and the claims never affirm it):
-  "can be overridden" against "cannot be overridden"; or a word whose negative (un-, in-, non-, dis-) the
-  claims use instead;
-- overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses, or a causal link
-  (`CAUSAL_RE`) where no cited claim makes one;
+  few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
+  words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
+  one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
+- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unlikely", "instead of",
+  "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
+  them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
+  word is the claims' order); or a claim's negation whose words the sentence states without one where the
+  claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
+  (un-, in-, non-, dis-) the claims use instead;
+- overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
+  words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
+  makes one (a purpose or a condition is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words count) or a capitalised name that neither the
-  claims nor the question hold, or a code token in no claim; code is compared as code: `f()` is `f(arg)`,
-  a dotted name matches the last parts of a claim's only when one of the claim's names ends that way, and a
-  longer one needs its extra parts in the claims' or the question's words.
+- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, or
+  a lowercase word with a figure) that neither the claims nor the question hold, or a code token in no claim;
+  code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
+  the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
+  extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
+  two neighbours (`_swapped`).
 
 The objective and the sub-questions are context a sentence may restate: a question written out in the
 sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).
@@ -39,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from research_engine import prose, terms
+from research_engine import prose
 from research_engine.support_words import (
     BOUND_WORDS,
     BOUNDARY_WORDS,
@@ -59,10 +63,13 @@ from research_engine.support_words import (
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
-    common_word,
-    derived_stems,
+    carried,
+    content_words,
+    frames,
+    negative_forms,
     normalise,
     stem,
+    swapped,
     tokenize,
     word_stems,
 )
@@ -174,7 +181,7 @@ class Held:
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
             | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
-            frames=_frames(tokens),
+            frames=frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
@@ -438,21 +445,21 @@ class Judge:
         return len(set(ending)) == 1
 
     def _content(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        words = _content_words(tokens, {_code_base(t) for t in _code_in(plain)})
+        words = content_words(tokens, {_code_base(t) for t in _code_in(plain)})
         if not words:
             return None
         missing = [
             w
             for w in words
-            if not _carried(w, held.stems)
-            and not _carried(w, self.question_stems)
-            and not any(_carried(f, held.stems) for f in _negative_forms(w) if len(f) < len(w))
+            if not carried(w, held.stems)
+            and not carried(w, self.question_stems)
+            and not any(carried(f, held.stems) for f in negative_forms(w) if len(f) < len(w))
         ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))
-        swapped = _swapped(tokens, set(missing), held)
-        return Fault("name", tuple(swapped)) if swapped else None
+        swaps = swapped(tokens, set(missing), held.frames)
+        return Fault("name", tuple(swaps)) if swaps else None
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
@@ -490,7 +497,7 @@ class Judge:
         for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
             if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
                 continue
-            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words and f not in STOP]
+            flipped = [f for f in negative_forms(token) if f in held.affirmed_words and f not in STOP]
             if flipped:
                 faults.append(f"{token} (the claim: {flipped[0]})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
@@ -514,8 +521,8 @@ class Judge:
         that passes, carries every word its own claims lack)."""
         plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
         tokens = tokenize(plain)
-        content = [w for w in _content_words(tokens, set()) if not _carried(w, self.question_stems)]
-        lacking = [w for w in content if not _carried(w, held.stems)]
+        content = [w for w in content_words(tokens, set()) if not carried(w, self.question_stems)]
+        lacking = [w for w in content if not carried(w, held.stems)]
         if not faults and not lacking:
             return faults
         index = self._stem_index()
@@ -526,9 +533,9 @@ class Judge:
                     votes[clm] = votes.get(clm, 0) + 1
         for clm, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
             other = self._claim(clm)
-            if sum(_carried(w, other.stems) for w in content) * 2 < len(content):
+            if sum(carried(w, other.stems) for w in content) * 2 < len(content):
                 continue  # a word or a figure of that claim is not a restatement of it
-            if not faults and not all(_carried(w, other.stems) for w in lacking):
+            if not faults and not all(carried(w, other.stems) for w in lacking):
                 continue
             if not self.faults(sentence, held.merged(other)):
                 words = {w.casefold(): w for f in faults for w in f.words} or {w: w for w in lacking}
@@ -545,76 +552,9 @@ class Judge:
         return self._index
 
 
-def _frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
-    """Each content word of a text under the two tokens around it (a full stop at either end)."""
-    padded = [".", *tokens, "."]
-    out: dict[tuple[str, str], set[str]] = {}
-    for j in range(1, len(padded) - 1):
-        if padded[j].isalpha() and padded[j] not in STOP:
-            out.setdefault((padded[j - 1], padded[j + 1]), set()).add(padded[j])
-    return out
-
-
-def _swapped(tokens: list[str], missing: set[str], held: Held) -> list[str]:
-    """A missing word where the claims, between the same two neighbours, write another word the sentence
-    leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
-    swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
-    padded = [".", *tokens, "."]
-    stems = word_stems(tokens)
-    out = []
-    for i in range(1, len(padded) - 1):
-        if padded[i] not in missing:
-            continue
-        others = [
-            w
-            for w in held.frames.get((padded[i - 1], padded[i + 1]), ())
-            if not _carried(w, stems) and not (common_word(w) and common_word(padded[i]))
-        ]
-        if others:
-            out.append(f"{padded[i]} (the claim: {sorted(others)[0]})")
-    return out
-
-
-def _content_words(tokens: list[str], code: set[str]) -> list[str]:
-    """The words that carry what a sentence asserts: no stop word, no cue of another check, no number, no
-    code token (code is compared as code)."""
-    return [
-        t
-        for t in dict.fromkeys(tokens)
-        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
-        and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
-        and t not in NUMBER_WORDS and t not in code
-    ]  # fmt: skip
-
-
-def _carried(word: str, stems: set[str]) -> bool:
-    return any(v in stems for v in _forms(word))
-
-
-@lru_cache(maxsize=65536)
-def _forms(word: str) -> tuple[str, ...]:
-    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
-    writer/write); the documentation's other words for it (`terms`)."""
-    s = stem(word)
-    out = [s]
-    for suffix in ("li", "er", "or", "r"):
-        if s.endswith(suffix) and len(s) - len(suffix) >= 4:
-            base = s[: -len(suffix)]
-            out += [base, base + "e", stem(base)]
-    out += [stem(other) for other in terms.other_words([word])]
-    out += sorted(derived_stems(s))
-    return tuple(dict.fromkeys(out))
-
-
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
     """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
-    return any(f in held.words for w in words for f in _negative_forms(w) if len(f) > len(w))
-
-
-def _negative_forms(word: str) -> list[str]:
-    out = [p + word for p in NEGATIVE_PREFIXES]
-    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
-    return out
+    return any(f in held.words for w in words for f in negative_forms(w) if len(f) > len(w))
 
 
 def claim_texts(claim: dict[str, Any]) -> list[str]:

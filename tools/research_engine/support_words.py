@@ -222,3 +222,70 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
     return out
+
+
+def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
+    """Each content word of a text under the two tokens around it (a full stop at either end)."""
+    padded = [".", *tokens, "."]
+    out: dict[tuple[str, str], set[str]] = {}
+    for j in range(1, len(padded) - 1):
+        if padded[j].isalpha() and padded[j] not in STOP:
+            out.setdefault((padded[j - 1], padded[j + 1]), set()).add(padded[j])
+    return out
+
+
+def swapped(tokens: list[str], missing: set[str], frames_: dict[tuple[str, str], set[str]]) -> list[str]:
+    """A missing word where the claims, between the same two neighbours, write another word the sentence
+    leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
+    swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
+    padded = [".", *tokens, "."]
+    stems = word_stems(tokens)
+    out = []
+    for i in range(1, len(padded) - 1):
+        if padded[i] not in missing:
+            continue
+        others = [
+            w
+            for w in frames_.get((padded[i - 1], padded[i + 1]), ())
+            if not carried(w, stems) and not (common_word(w) and common_word(padded[i]))
+        ]
+        if others:
+            out.append(f"{padded[i]} (the claim: {sorted(others)[0]})")
+    return out
+
+
+def content_words(tokens: list[str], code: set[str]) -> list[str]:
+    """The words that carry what a sentence asserts: no stop word, no cue of another check, no number, no
+    code token (code is compared as code)."""
+    return [
+        t
+        for t in dict.fromkeys(tokens)
+        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
+        and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
+        and t not in NUMBER_WORDS and t not in code
+    ]  # fmt: skip
+
+
+def carried(word: str, stems: set[str]) -> bool:
+    return any(v in stems for v in word_forms(word))
+
+
+@lru_cache(maxsize=65536)
+def word_forms(word: str) -> tuple[str, ...]:
+    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
+    writer/write); the documentation's other words for it (`terms`)."""
+    s = stem(word)
+    out = [s]
+    for suffix in ("li", "er", "or", "r"):
+        if s.endswith(suffix) and len(s) - len(suffix) >= 4:
+            base = s[: -len(suffix)]
+            out += [base, base + "e", stem(base)]
+    out += [stem(other) for other in terms.other_words([word])]
+    out += sorted(derived_stems(s))
+    return tuple(dict.fromkeys(out))
+
+
+def negative_forms(word: str) -> list[str]:
+    out = [p + word for p in NEGATIVE_PREFIXES]
+    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
+    return out
