@@ -19,8 +19,9 @@ not paraphrase.
 
 Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
 through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
-header: the derived words one line per word, `word derived derived ...`; the common words a few per line.
-The check stems them when it loads them.
+header, written as the check's stems (`research_engine.support_words.stem`, so that loading them is a split:
+rebuild them when the stemming changes): the derived words one line per stem, `stem derived derived ...`;
+the common words a few per line.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from research_engine.support_words import stem  # the check's own stems: loading the tables is a split
 
 SENSES = 2
 MIN_TAGGED = 3  # a derivation's sense
@@ -169,17 +172,23 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.wordnet / "data.verb").is_file() or not (args.wordnet / "cntlist.rev").is_file():
         print(f"build_word_tables: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
         return 2
-    derived = build(args.wordnet)
-    common = common_words(args.wordnet)
+    derived: dict[str, set[str]] = defaultdict(set)
+    for word, others in build(args.wordnet).items():
+        derived[stem(word)].update(stem(o) for o in others)
+    common = sorted({stem(word) for word in common_words(args.wordnet)})
     outputs = {
         "support_derived_words.txt": (
-            "Derived words for the sentence-support check (one line per word: the word, then the words "
-            "WordNet derives from it in a common sense)",
-            [f"{word} {' '.join(sorted(others))}" for word, others in sorted(derived.items())],
+            "Derived words for the sentence-support check, as the check's stems (one line per stem: the "
+            "stem, then the stems of the words WordNet derives from it in a common sense)",
+            [
+                f"{s} {' '.join(sorted(others - {s}))}"
+                for s, others in sorted(derived.items())
+                if others - {s}
+            ],
         ),
         "support_common_words.txt": (
             "The common words of English for the sentence-support check (those WordNet's sense-tagged "
-            "corpus has seen)",
+            "corpus has seen), as the check's stems",
             [" ".join(common[i : i + 12]) for i in range(0, len(common), 12)],
         ),
     }

@@ -171,9 +171,9 @@ def _derived_table() -> dict[str, frozenset[str]]:
     for line in DERIVED_WORDS_FILE.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
-        word, *others = line.split()
-        table.setdefault(stem(word), set()).update(stem(o) for o in others)
-    return {s: frozenset(others - {s}) for s, others in table.items()}
+        word_stem, *others = line.split()
+        table.setdefault(word_stem, set()).update(others)
+    return {s: frozenset(others) for s, others in table.items()}
 
 
 # The words WordNet 3.0's sense-tagged corpus has seen: ordinary English; a word outside is a term or a name.
@@ -188,7 +188,7 @@ def common_word(word: str) -> bool:
 @lru_cache(maxsize=1)
 def _common_stems() -> frozenset[str]:
     lines = COMMON_WORDS_FILE.read_text(encoding="utf-8").splitlines()
-    return frozenset(stem(w) for line in lines if not line.startswith("#") for w in line.split())
+    return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
 def normalise(text: str) -> str:

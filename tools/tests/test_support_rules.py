@@ -4,7 +4,7 @@ SQLite), each sentence one a writer could put over it."""
 
 from __future__ import annotations
 
-from research_engine import support
+from research_engine import support, support_words
 
 CLAIMS = {
     # python-django-doc: releases/1.4.txt, ref/templates/language.txt, releases/1.8.txt
@@ -185,3 +185,11 @@ def test_a_term_swapped_for_the_claims_between_the_same_words_is_a_name():
     assert failed.kind == "name" and failed.faults[0].words == ("ecpg (the claim: libpq)",)
     # two common words in that place may be a paraphrase: the share of missing words judges them
     assert _ok(judge, "libpq is the C application programmer's gateway to PostgreSQL [CLM-01].")
+
+
+def test_the_wordnet_tables_are_written_in_the_checks_stems():
+    assert support_words.stem("verify") in support_words.derived_stems(support_words.stem("verification"))
+    assert support_words.common_word("libraries") and support_words.common_word("sending")
+    assert not support_words.common_word("libswscale") and not support_words.common_word("ksh")
+    for path in (support_words.DERIVED_WORDS_FILE, support_words.COMMON_WORDS_FILE):
+        assert "WordNet 3.0 Copyright 2006 by Princeton University" in path.read_text(encoding="utf-8")
