@@ -24,7 +24,7 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
-  two neighbours (`_swapped`).
+  two neighbours (`support_words.swapped`).
 
 The objective and the sub-questions are context a sentence may restate: a question written out in the
 sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).

@@ -3,8 +3,10 @@
 Closed lists, each with why it is what it is: stop words (`terms`' and the framing words a writer adds),
 the words a negation passes over, negations and restrictions, the groups of absolutes, superlatives and
 guarantees, causal connectives (a claim's side read more leniently than a sentence's), number words, and
-the past forms Snowball's English stemmer leaves apart from their verb. `stem` is cached: a deliverable
-repeats its words.
+the past forms Snowball's English stemmer leaves apart from their verb; two tables derived from WordNet 3.0
+(package data, read on first use): the forms derived from a common word and the common words themselves.
+Then what the checks ask of words: a word's forms, a sentence's content words, a word's negative forms, and
+a term swapped for a claim's. `stem` is cached: a deliverable repeats its words.
 """
 
 from __future__ import annotations
@@ -234,20 +236,20 @@ def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
     return out
 
 
-def swapped(tokens: list[str], missing: set[str], frames_: dict[tuple[str, str], set[str]]) -> list[str]:
+def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, str], set[str]]) -> list[str]:
     """A missing word where the claims, between the same two neighbours, write another word the sentence
     leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
     swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
     padded = [".", *tokens, "."]
-    stems = word_stems(tokens)
+    sentence_stems = word_stems(tokens)
     out = []
     for i in range(1, len(padded) - 1):
         if padded[i] not in missing:
             continue
         others = [
             w
-            for w in frames_.get((padded[i - 1], padded[i + 1]), ())
-            if not carried(w, stems) and not (common_word(w) and common_word(padded[i]))
+            for w in claim_frames.get((padded[i - 1], padded[i + 1]), ())
+            if not carried(w, sentence_stems) and not (common_word(w) and common_word(padded[i]))
         ]
         if others:
             out.append(f"{padded[i]} (the claim: {sorted(others)[0]})")
@@ -273,7 +275,7 @@ def carried(word: str, stems: set[str]) -> bool:
 @lru_cache(maxsize=65536)
 def word_forms(word: str) -> tuple[str, ...]:
     """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
-    writer/write); the documentation's other words for it (`terms`)."""
+    writer/write); the documentation's other words for it (`terms`); the forms WordNet derives from it."""
     s = stem(word)
     out = [s]
     for suffix in ("li", "er", "or", "r"):
@@ -286,6 +288,7 @@ def word_forms(word: str) -> tuple[str, ...]:
 
 
 def negative_forms(word: str) -> list[str]:
+    """The word with a negative prefix put on ("visible" -> "invisible") or taken off."""
     out = [p + word for p in NEGATIVE_PREFIXES]
     out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
     return out
