@@ -5,22 +5,26 @@ that states facts against the text and quotes of the claims its citation covers 
 the sentences). A sentence fails, with the words at fault, for any of these kinds:
 
 - unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer, a
-  few derivations and irregular verbs, the documentation's other words from `terms`) are not substantially in
-  the cited claims: more than `MISSING_SHARE` of them (at least one allowed) are in neither the claims nor the
-  question, or a code token it states is in no cited claim;
-- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "instead of", "rather
-  than") or "only" in the sentence that no cited claim puts on the same words, while the claims use them; or
-  a claim's negation whose first word the sentence states without one (and the claims never affirm it):
-  "can be overridden" against "cannot be overridden"; or a word whose negative (un-, in-, non-, dis-) the
-  claims use instead;
-- overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses, or a causal link
-  (`CAUSAL_RE`) where no cited claim makes one;
+  few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
+  words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
+  one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
+- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unlikely", "instead of",
+  "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
+  them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
+  word is the claims' order); or a claim's negation whose words the sentence states without one where the
+  claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
+  (un-, in-, non-, dis-) the claims use instead;
+- overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
+  words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
+  makes one (a purpose or a condition is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words count) or a capitalised name that neither the
-  claims nor the question hold, or a code token in no claim; code is compared as code: `f()` is `f(arg)`,
-  a dotted name matches the last parts of a claim's only when one of the claim's names ends that way, and a
-  longer one needs its extra parts in the claims' or the question's words.
+- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, or
+  a lowercase word with a figure) that neither the claims nor the question hold, or a code token in no claim;
+  code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
+  the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
+  extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
+  two neighbours (`support_words.swapped`).
 
 The objective and the sub-questions are context a sentence may restate: a question written out in the
 sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).
@@ -39,25 +43,33 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from research_engine import prose, terms
+from research_engine import prose
 from research_engine.support_words import (
     BOUND_WORDS,
     BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
+    CLAIM_STRENGTH,
+    NEGATING_VERBS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
     ONLY,
+    ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
     STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
+    carried,
+    content_words,
+    frames,
+    negative_forms,
     normalise,
     stem,
+    swapped,
     tokenize,
     word_stems,
 )
@@ -81,6 +93,11 @@ ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORE
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
 # One slash between two words may be prose ("read/write"): held when both words are.
 PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
+# A negative prefix written with a hyphen ("non-obvious"): the claim's word is the prefixed one.
+HYPHEN_PREFIXED_RE = re.compile(r"\b(" + "|".join(NEGATIVE_PREFIXES) + r")-([a-z]{3,})\b")
+LETTERS_AND_DIGITS_RE = re.compile(r"[a-z]+[0-9][a-z0-9]*")
+# The parts of a code expression held one by one: command-line options and names.
+CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
@@ -93,27 +110,39 @@ class Cue:
     words: tuple[str, ...] = ()  # the same, as written
 
 
-def _cues(tokens: list[str], covered: set[int] | None = None) -> list[Cue]:
+def _cues(
+    tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
+) -> list[Cue]:
     """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
-    those stems (what the text states only under a negation)."""
+    those stems (what the text states only under a negation). A negation that opens a clause ("not when")
+    governs that clause; one that governs nothing after it ("but X is not.") governs what comes before it."""
     out = []
     for i, token in enumerate(tokens):
-        kind = "neg" if token in NEGATIONS else "only" if token in ONLY else None
+        kind = "neg" if token in negations else "only" if token in ONLY else None
         if kind is None:
             continue
-        scope: list[str] = []
-        words: list[str] = []
-        for j in range(i + 1, len(tokens)):
-            nxt = tokens[j]
-            if not nxt[0].isalnum() or nxt in BOUNDARY_WORDS or len(scope) >= SCOPE_WORDS:
-                break
-            if nxt in SCOPE_SKIP or nxt in NEGATIONS or nxt in ONLY:
-                continue
-            scope.append(stem(nxt))
-            words.append(nxt)
-            if covered is not None and kind == "neg":
-                covered.add(j)
-        out.append(Cue(kind, token.replace("_", " "), tuple(scope), tuple(words)))
+        first = i + 1
+        if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
+            first += 1  # "not when the statement runs": the negation governs the clause it opens
+        at = _scope(tokens, range(first, len(tokens)))
+        if not at and token == "not":
+            at = _scope(tokens, range(i - 1, -1, -1))[::-1]
+        if covered is not None and kind == "neg":
+            covered.update(at)
+        words = tuple(tokens[j] for j in at)
+        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words))
+    return out
+
+
+def _scope(tokens: list[str], positions: range) -> list[int]:
+    """The positions of the words a cue governs, walking `positions` up to a clause boundary."""
+    out: list[int] = []
+    for j in positions:
+        word = tokens[j]
+        if not word[0].isalnum() or word in BOUNDARY_WORDS or len(out) >= SCOPE_WORDS:
+            break
+        if word not in SCOPE_SKIP and word not in NEGATIONS and word not in ONLY:
+            out.append(j)
     return out
 
 
@@ -125,9 +154,11 @@ class Held:
     plain: str  # markup removed, case folded
     stems: set[str]
     cues: list[Cue]
+    implied: list[Cue]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
     affirmed: set[str]  # stems stated outside every negation
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
+    frames: dict[tuple[str, str], set[str]]  # a content word's neighbours -> the words between them
     causal: bool
     numbers: list[prose.StatedNumber]
     code: set[str]  # code tokens' bases (call arguments dropped), case folded
@@ -139,18 +170,22 @@ class Held:
         tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
+        prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),
             stems=word_stems(tokens),
             cues=cues,
+            implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
-            affirmed_words={t for i, t in enumerate(tokens) if i not in covered},
-            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP},
+            affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
+            strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
+            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
+            frames=frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
-            words=set(tokens),
+            words=set(tokens) | prefixed,
         )
 
     def merged(self, other: Held) -> Held:
@@ -159,9 +194,14 @@ class Held:
             plain=f"{self.plain} {other.plain}",
             stems=self.stems | other.stems,
             cues=list(dict.fromkeys(self.cues + other.cues)),
+            implied=self.implied + other.implied,
             affirmed=self.affirmed | other.affirmed,
             affirmed_words=self.affirmed_words | other.affirmed_words,
             strong=self.strong | other.strong,
+            frames={
+                k: self.frames.get(k, set()) | other.frames.get(k, set())
+                for k in {*self.frames, *other.frames}
+            },
             causal=self.causal or other.causal,
             numbers=self.numbers + other.numbers,
             code=self.code | other.code,
@@ -352,6 +392,14 @@ class Judge:
             for n in prose.names(plain)
             if not self._name_held(n, held) and not any(n.casefold() in _code_base(t) for t in missing)
         ]
+        missing += [  # a lowercase word with a figure in it ("httplib2", "utf8") names a thing
+            t
+            for t in tokens
+            if LETTERS_AND_DIGITS_RE.fullmatch(t)
+            and t not in held.stems
+            and t not in self.question_stems
+            and not any(t in _code_base(c).casefold() for c in missing)
+        ]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
 
@@ -380,7 +428,7 @@ class Judge:
                 )
             return re.search(rf"(?<![\w/.]){re.escape(base)}(?![\w/])", held.plain) is not None
         if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
-            parts = [p for p in re.findall(r"[A-Za-z_][\w.]*(?:\(\))?", base) if len(p) > 1]
+            parts = [p for p in CODE_PART_RE.findall(base) if len(p) > 1]  # an option ("-M") is a part
             return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
         if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
             return True
@@ -397,20 +445,21 @@ class Judge:
         return len(set(ending)) == 1
 
     def _content(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        words = _content_words(tokens, {_code_base(t) for t in _code_in(plain)})
+        words = content_words(tokens, {_code_base(t) for t in _code_in(plain)})
         if not words:
             return None
         missing = [
             w
             for w in words
-            if not _carried(w, held.stems)
-            and not _carried(w, self.question_stems)
-            and not any(_carried(f, held.stems) for f in _negative_forms(w) if len(f) < len(w))
+            if not carried(w, held.stems)
+            and not carried(w, self.question_stems)
+            and not any(carried(f, held.stems) for f in negative_forms(w) if len(f) < len(w))
         ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))
-        return None
+        swaps = swapped(tokens, set(missing), held.frames)
+        return Fault("name", tuple(swaps)) if swaps else None
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
@@ -418,9 +467,14 @@ class Judge:
         sentence_stems = word_stems(tokens)
         faults: list[str] = []
         for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            same = [c for c in held.cues if c.kind == cue.kind]
+            implied = (
+                held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []
+            )  # "not avoid": no agreement
+            same = [c for c in held.cues + implied if c.kind == cue.kind]
             if cue.word == "at most" and held.words & BOUND_WORDS:
                 continue  # "at most 1,000,000,000 bytes" for the claim's maximum
+            if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
+                continue  # "first in Config mode and only then in Module mode": an order the claims state
             restricted = cue.kind == "only" and not same
             if restricted or (
                 cue.scope
@@ -432,7 +486,9 @@ class Judge:
         for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
             if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
                 continue
-            if cue.scope[0] in held.affirmed:
+            if cue.scope[0] in held.affirmed and not any(
+                w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
+            ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
                 continue
             if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
                 c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
@@ -441,7 +497,7 @@ class Judge:
         for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
             if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
                 continue
-            flipped = [f for f in _negative_forms(token) if f in held.affirmed_words]
+            flipped = [f for f in negative_forms(token) if f in held.affirmed_words and f not in STOP]
             if flipped:
                 faults.append(f"{token} (the claim: {flipped[0]})")
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
@@ -465,8 +521,8 @@ class Judge:
         that passes, carries every word its own claims lack)."""
         plain = self._without_questions(prose.plain_text(TOOL_ASIDE_RE.sub(" ", sentence)))
         tokens = tokenize(plain)
-        content = [w for w in _content_words(tokens, set()) if not _carried(w, self.question_stems)]
-        lacking = [w for w in content if not _carried(w, held.stems)]
+        content = [w for w in content_words(tokens, set()) if not carried(w, self.question_stems)]
+        lacking = [w for w in content if not carried(w, held.stems)]
         if not faults and not lacking:
             return faults
         index = self._stem_index()
@@ -477,9 +533,9 @@ class Judge:
                     votes[clm] = votes.get(clm, 0) + 1
         for clm, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
             other = self._claim(clm)
-            if sum(_carried(w, other.stems) for w in content) * 2 < len(content):
+            if sum(carried(w, other.stems) for w in content) * 2 < len(content):
                 continue  # a word or a figure of that claim is not a restatement of it
-            if not faults and not all(_carried(w, other.stems) for w in lacking):
+            if not faults and not all(carried(w, other.stems) for w in lacking):
                 continue
             if not self.faults(sentence, held.merged(other)):
                 words = {w.casefold(): w for f in faults for w in f.words} or {w: w for w in lacking}
@@ -496,45 +552,9 @@ class Judge:
         return self._index
 
 
-def _content_words(tokens: list[str], code: set[str]) -> list[str]:
-    """The words that carry what a sentence asserts: no stop word, no cue of another check, no number, no
-    code token (code is compared as code)."""
-    return [
-        t
-        for t in dict.fromkeys(tokens)
-        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
-        and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
-        and t not in NUMBER_WORDS and t not in code
-    ]  # fmt: skip
-
-
-def _carried(word: str, stems: set[str]) -> bool:
-    return any(v in stems for v in _forms(word))
-
-
-@lru_cache(maxsize=65536)
-def _forms(word: str) -> tuple[str, ...]:
-    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
-    writer/write); the documentation's other words for it (`terms`)."""
-    s = stem(word)
-    out = [s]
-    for suffix in ("li", "er", "or", "r"):
-        if s.endswith(suffix) and len(s) - len(suffix) >= 4:
-            base = s[: -len(suffix)]
-            out += [base, base + "e", stem(base)]
-    out += [stem(other) for other in terms.other_words([word])]
-    return tuple(dict.fromkeys(out))
-
-
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
     """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
-    return any(f in held.words for w in words for f in _negative_forms(w) if len(f) > len(w))
-
-
-def _negative_forms(word: str) -> list[str]:
-    out = [p + word for p in NEGATIVE_PREFIXES]
-    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
-    return out
+    return any(f in held.words for w in words for f in negative_forms(w) if len(f) > len(w))
 
 
 def claim_texts(claim: dict[str, Any]) -> list[str]:

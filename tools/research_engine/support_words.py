@@ -3,8 +3,10 @@
 Closed lists, each with why it is what it is: stop words (`terms`' and the framing words a writer adds),
 the words a negation passes over, negations and restrictions, the groups of absolutes, superlatives and
 guarantees, causal connectives (a claim's side read more leniently than a sentence's), number words, and
-the past forms Snowball's English stemmer leaves apart from their verb. `stem` is cached: a deliverable
-repeats its words.
+the past forms Snowball's English stemmer leaves apart from their verb; two tables derived from WordNet 3.0
+(package data, read on first use): the forms derived from a common word and the common words themselves.
+Then what the checks ask of words: a word's forms, a sentence's content words, a word's negative forms, and
+a term swapped for a claim's. `stem` is cached: a deliverable repeats its words.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from research_engine import libraries, terms
@@ -36,8 +39,18 @@ ever yet also even actually really always still
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable", "lack", "lacks", "lacking"}
+     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking"}
 )  # fmt: skip
+# Verbs that state a negation of what they govern ("avoiding reloads" is "no reload"): a claim's agree with
+# a sentence's "not" on the same words; a sentence's are words like any other.
+NEGATING_VERBS_TEXT = """
+avoid avoids avoided avoiding prevent prevents prevented preventing omit omits omitted omitting skip skips
+skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing forbid forbids forbidden
+forbidding disallow disallows disallowed disallowing
+"""
+NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
+# Words that put things in order: with them, a sentence's "only" says when, which a claim's order holds.
+ORDER_WORDS = frozenset({"first", "then", "after", "afterwards", "before", "once", "later", "until", "next"})
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
 BOUND_WORDS = frozenset(
     {"maximum", "max", "limit", "limits", "limited", "upper"}
@@ -45,7 +58,7 @@ BOUND_WORDS = frozenset(
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bno longer\b"), "no_longer"),
-    (re.compile(r"\binstead of\b"), "instead_of"),
+    (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
     (re.compile(r"\brather than\b"), "rather_than"),
     (re.compile(r"\bcannot\b"), "can not"),
@@ -76,9 +89,16 @@ STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in 
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
                                              "ensures", "ensured"}  # fmt: skip
+# What a claim says in other words that lets a sentence use a strong word: an obligation ("have to" is
+# "must") and a bound (a "maximum" is the largest value, a "minimum" the smallest).
+CLAIM_STRENGTH = (
+    (re.compile(r"\b(?:ha(?:ve|s|d) to|needs? to)\b", re.I), ("must",)),
+    (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
+    (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
+)
 # Idioms that carry a strong word without its strength ("above all" is "most importantly", "after all" is
 # "as it is").
-STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all)\b", re.IGNORECASE)
+STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all|at all)\b", re.IGNORECASE)
 CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
@@ -86,15 +106,26 @@ CAUSAL_RE = re.compile(
 # A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
+    r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
+    r"|if)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+# Counts from two up ("one" is a pronoun more often than a count: it is left out).
 COUNTS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
 )
 TENS = "- - - thirty forty fifty sixty seventy eighty ninety"
-NUMBER_WORDS = {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2} | {
-    w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3
-}  # "one" is a pronoun more often than a count: it is left out
+# A multiple states a figure too ("doubles the capacity").
+MULTIPLES = (
+    ("double doubles doubled doubling twice", 2.0),
+    ("triple triples tripled thrice", 3.0),
+    ("half halves halved halving", 0.5),
+)
+NUMBER_WORDS = (
+    {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2}
+    | {w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3}
+    | {w: value for words, value in MULTIPLES for w in words.split()}
+)
 NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 # Past forms the stemmer leaves apart from their verb.
 IRREGULAR = {
@@ -124,6 +155,42 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     return libraries.snowballstemmer().stemmer("english")
+
+
+# The words WordNet 3.0 derives from a common word in its common sense ("verification" from "verify"):
+# tools/build_word_tables.py says how; the file's header carries WordNet's licence.
+DERIVED_WORDS_FILE = Path(__file__).with_name("support_derived_words.txt")
+
+
+def derived_stems(word_stem: str) -> frozenset[str]:
+    """The stems of the words derived from a stem's word (none for most words); read when first asked."""
+    return _derived_table().get(word_stem, frozenset())
+
+
+@lru_cache(maxsize=1)
+def _derived_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for line in DERIVED_WORDS_FILE.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        word_stem, *others = line.split()
+        table.setdefault(word_stem, set()).update(others)
+    return {s: frozenset(others) for s, others in table.items()}
+
+
+# The words WordNet 3.0's sense-tagged corpus has seen: ordinary English; a word outside is a term or a name.
+COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
+
+
+def common_word(word: str) -> bool:
+    """Whether a word (any inflection) is ordinary English rather than a term or a name."""
+    return stem(word) in _common_stems()
+
+
+@lru_cache(maxsize=1)
+def _common_stems() -> frozenset[str]:
+    lines = COMMON_WORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
 def normalise(text: str) -> str:
@@ -156,4 +223,72 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
         out.add(stem(token))
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
+    return out
+
+
+def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
+    """Each content word of a text under the two tokens around it (a full stop at either end)."""
+    padded = [".", *tokens, "."]
+    out: dict[tuple[str, str], set[str]] = {}
+    for j in range(1, len(padded) - 1):
+        if padded[j].isalpha() and padded[j] not in STOP:
+            out.setdefault((padded[j - 1], padded[j + 1]), set()).add(padded[j])
+    return out
+
+
+def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, str], set[str]]) -> list[str]:
+    """A missing word where the claims, between the same two neighbours, write another word the sentence
+    leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
+    swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
+    padded = [".", *tokens, "."]
+    sentence_stems = word_stems(tokens)
+    out = []
+    for i in range(1, len(padded) - 1):
+        if padded[i] not in missing:
+            continue
+        others = [
+            w
+            for w in claim_frames.get((padded[i - 1], padded[i + 1]), ())
+            if not carried(w, sentence_stems) and not (common_word(w) and common_word(padded[i]))
+        ]
+        if others:
+            out.append(f"{padded[i]} (the claim: {sorted(others)[0]})")
+    return out
+
+
+def content_words(tokens: list[str], code: set[str]) -> list[str]:
+    """The words that carry what a sentence asserts: no stop word, no cue of another check, no number, no
+    code token (code is compared as code)."""
+    return [
+        t
+        for t in dict.fromkeys(tokens)
+        if t[0].isalpha() and "_" not in t and "." not in t and len(t) > 2
+        and t not in STOP and t not in STRONG_WORDS and t not in NEGATIONS and t not in ONLY
+        and t not in NUMBER_WORDS and t not in code
+    ]  # fmt: skip
+
+
+def carried(word: str, stems: set[str]) -> bool:
+    return any(v in stems for v in word_forms(word))
+
+
+@lru_cache(maxsize=65536)
+def word_forms(word: str) -> tuple[str, ...]:
+    """The stems a word may appear as in a claim: its own; a derivation the stemmer leaves (lazily/lazy,
+    writer/write); the documentation's other words for it (`terms`); the forms WordNet derives from it."""
+    s = stem(word)
+    out = [s]
+    for suffix in ("li", "er", "or", "r"):
+        if s.endswith(suffix) and len(s) - len(suffix) >= 4:
+            base = s[: -len(suffix)]
+            out += [base, base + "e", stem(base)]
+    out += [stem(other) for other in terms.other_words([word])]
+    out += sorted(derived_stems(s))
+    return tuple(dict.fromkeys(out))
+
+
+def negative_forms(word: str) -> list[str]:
+    """The word with a negative prefix put on ("visible" -> "invisible") or taken off."""
+    out = [p + word for p in NEGATIVE_PREFIXES]
+    out += [word[len(p) :] for p in NEGATIVE_PREFIXES if word.startswith(p) and len(word) - len(p) > 3]
     return out

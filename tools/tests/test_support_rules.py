@@ -1,0 +1,195 @@
+"""The sentence-support check's readings of how documentation words a link, a negation or a substitution
+(`research_engine.support`): each claim is a sentence of real Debian documentation (Django, PostgreSQL,
+SQLite), each sentence one a writer could put over it."""
+
+from __future__ import annotations
+
+from research_engine import support, support_words
+
+CLAIMS = {
+    # python-django-doc: releases/1.4.txt, ref/templates/language.txt, releases/1.8.txt
+    "CLM-01": "The template system generally escapes all variables to avoid XSS attacks.",
+    "CLM-02": "This feature is useful in avoiding repetition in templates.",
+    "CLM-03": "Assigning a model instance to a non-relation field will now throw an error.",
+    # postgresql-doc-15: the psql \pset null option
+    "CLM-04": "Sets the string to be printed in place of a null value.",
+    # sqlite3-doc: foreignkeys.html
+    "CLM-05": "If SQLITE_OMIT_TRIGGER is defined but SQLITE_OMIT_FOREIGN_KEY is not, then SQLite behaves as "
+    "it did prior to version 3.6.19 (2009-10-14) - foreign key definitions are parsed and may be queried "
+    "using PRAGMA foreign_key_list, but foreign key constraints are not enforced.",
+    # python-django-doc: ref/contrib/admin/index.txt
+    "CLM-06": "If a model is abstract, raise ImproperlyConfigured.",
+    "CLM-07": "Persistent connections avoid the overhead of re-establishing a connection to the database in "
+    "each request.",
+}
+
+
+def passes(text: str) -> bool:
+    judge = support.Judge({c: {"id": c, "text": t} for c, t in CLAIMS.items()}, "")
+    return all(s.ok for s in judge.block(text, 1))
+
+
+def test_a_purpose_or_a_condition_in_the_claim_is_the_link_a_sentence_states():
+    assert passes("The template system escapes variables so that XSS attacks are avoided [CLM-01].")
+    assert passes("An abstract model causes ImproperlyConfigured to be raised [CLM-06].")
+    # the claim states no link: a sentence's "because" is its own
+    assert not passes(
+        "Assigning a model instance to a non-relation field throws an error because of caching [CLM-03]."
+    )
+
+
+def test_in_place_of_and_an_alternative_to_are_instead_of():
+    assert passes("The string is printed rather than a null value [CLM-04].")
+    assert not passes("A null value is printed rather than the string [CLM-04].")
+
+
+def test_a_negation_that_ends_its_clause_governs_the_words_before_it():
+    assert passes(
+        "With SQLITE_OMIT_TRIGGER defined but not SQLITE_OMIT_FOREIGN_KEY, foreign key constraints are not "
+        "enforced [CLM-05]."
+    )
+    assert not passes(
+        "SQLite behaves as before version 3.6.19 when SQLITE_OMIT_TRIGGER is not defined [CLM-05]."
+    )
+
+
+def test_a_verb_that_negates_agrees_with_a_sentences_not():
+    assert passes("This feature is useful for having no repetition in templates [CLM-02].")
+    # a sentence that negates the verb itself says the opposite
+    assert not passes(
+        "Persistent connections do not avoid the overhead of re-establishing a connection to the database in "
+        "each request [CLM-07]."
+    )
+
+
+def test_a_hyphenated_negative_prefix_is_the_prefixed_word():
+    assert passes(
+        "Assigning a model instance to a field that is not a relation will now throw an error [CLM-03]."
+    )
+    assert not passes(
+        "Assigning a model instance to a non-relation field will no longer throw an error [CLM-03]."
+    )
+
+
+def test_unlike_is_no_negation_of_a_claims_like():
+    judge = support.Judge(
+        {
+            "CLM-01": {
+                "id": "CLM-01",
+                "text": "The loader does not cache templates like the cached loader does.",
+            }
+        },
+        "",
+    )
+    assert judge.block("Unlike the cached loader, the loader does not cache templates [CLM-01].", 1)[0].ok
+
+
+def test_a_noun_derived_from_the_claims_verb_carries_it():
+    judge = support.Judge(
+        {"CLM-01": {"id": "CLM-01", "text": "The default implementation creates an admin LogEntry object."}},
+        "",
+    )  # python-django-doc: ref/contrib/admin/index.txt
+    assert judge.block(
+        "The default implementation handles creation of an admin LogEntry object [CLM-01].", 1
+    )[0].ok
+    failed = judge.block(
+        "The default implementation quietly handles removal and safe creation of an admin LogEntry object "
+        "[CLM-01].",
+        1,
+    )[0]
+    assert [f.words for f in failed.faults] == [("quietly", "handles", "removal", "safe")]  # not "creation"
+
+
+def _judge(**claims: str) -> support.Judge:
+    return support.Judge(
+        {c.replace("_", "-"): {"id": c.replace("_", "-"), "text": t} for c, t in claims.items()}, ""
+    )
+
+
+def _ok(judge: support.Judge, text: str) -> bool:
+    return all(s.ok for s in judge.block(text, 1))
+
+
+def test_a_negation_opening_a_clause_governs_it_and_a_sentence_may_not_state_it_plainly():
+    judge = _judge(  # python-django-doc: ref/forms/api.txt
+        CLM_01="The callable will be evaluated only when the unbound form is displayed, not when it is "
+        "defined."
+    )
+    assert _ok(
+        judge,
+        "The callable is evaluated when the unbound form is displayed, not when it is defined [CLM-01].",
+    )
+    assert not _ok(judge, "The callable is evaluated as soon as it is defined [CLM-01].")
+
+
+def test_unlikely_is_a_negation():
+    judge = _judge(CLM_01="More importantly, they are unlikely to fix them.")  # python-django-doc: internals
+    assert _ok(judge, "More importantly, they are not likely to fix them [CLM-01].")
+    assert not _ok(judge, "More importantly, they will fix them [CLM-01].")
+
+
+def test_a_command_lines_options_are_held_as_code():
+    judge = _judge(  # postgresql-doc-15: app-pg-dumpall.html
+        CLM_01="To restore database(s) from this file, you can use: $ psql -X -f db.out -d postgres"
+    )
+    assert _ok(judge, "Restore the databases from the file with `psql -X -f db.out -d postgres` [CLM-01].")
+    assert not _ok(
+        judge, "Restore the databases from the file with `psql -X -c db.out -d postgres` [CLM-01]."
+    )
+
+
+def test_a_lowercase_word_with_a_figure_is_a_name():
+    judge = _judge(
+        CLM_01="Support for the PostgreSQL database via the psycopg2 driver."
+    )  # python-sqlalchemy-doc
+    assert _ok(judge, "The psycopg2 driver gives support for the PostgreSQL database [CLM-01].")
+    failed = judge.block("Support for the PostgreSQL database via the pg8000 driver [CLM-01].", 1)[0]
+    assert failed.kind == "name" and ("pg8000",) in [f.words for f in failed.faults]
+
+
+def test_a_multiple_is_a_figure():
+    judge = _judge(CLM_01="Support for the PostgreSQL database via the psycopg2 driver.")
+    failed = judge.block("The psycopg2 driver doubles support for the PostgreSQL database [CLM-01].", 1)[0]
+    assert failed.kind == "number" and failed.faults[0].words == ("doubles",)
+
+
+def test_an_obligation_or_a_bound_in_other_words_backs_the_strong_word():
+    judge = _judge(  # python-django-doc: topics/db/models.txt, ref/contrib/admin/index.txt
+        CLM_01="You have to call save() explicitly.",
+        CLM_02="The maximum number of items to display in a QuerySet.",
+    )
+    assert _ok(judge, "You must call `save()` explicitly [CLM-01].")
+    assert not _ok(judge, "You must display the items of a QuerySet [CLM-02].")
+    assert _ok(judge, "It is the largest number of items to display in a QuerySet [CLM-02].")
+    assert not _ok(judge, "It is the smallest number of items to display in a QuerySet [CLM-02].")
+
+
+def test_at_all_is_emphasis_not_a_quantifier():
+    judge = _judge(CLM_01="ST_Perimeter cannot use a non-projected non-geography field.")  # django: gis
+    assert _ok(judge, "ST_Perimeter cannot use a non-projected non-geography field at all [CLM-01].")
+    assert not _ok(judge, "ST_Perimeter cannot use all non-projected non-geography fields [CLM-01].")
+
+
+def test_only_with_an_order_is_the_claims_order():
+    judge = _judge(CLM_01="As always, profile first, then optimize.")  # python-django-doc: topics/performance
+    assert _ok(judge, "As always, profile first and only optimize afterwards [CLM-01].")
+    assert not _ok(judge, "As always, only optimize [CLM-01].")
+
+
+def test_a_term_swapped_for_the_claims_between_the_same_words_is_a_name():
+    judge = _judge(  # postgresql-doc-15: libpq.html
+        CLM_01="libpq is the C application programmer's interface to PostgreSQL."
+    )
+    assert _ok(judge, "libpq is the interface to PostgreSQL for C application programmers [CLM-01].")
+    failed = judge.block("ecpg is the C application programmer's interface to PostgreSQL [CLM-01].", 1)[0]
+    assert failed.kind == "name" and failed.faults[0].words == ("ecpg (the claim: libpq)",)
+    # two common words in that place may be a paraphrase: the share of missing words judges them
+    assert _ok(judge, "libpq is the C application programmer's gateway to PostgreSQL [CLM-01].")
+
+
+def test_the_wordnet_tables_are_written_in_the_checks_stems():
+    assert support_words.stem("verify") in support_words.derived_stems(support_words.stem("verification"))
+    assert support_words.common_word("libraries") and support_words.common_word("sending")
+    assert not support_words.common_word("libswscale") and not support_words.common_word("ksh")
+    for path in (support_words.DERIVED_WORDS_FILE, support_words.COMMON_WORDS_FILE):
+        assert "WordNet 3.0 Copyright 2006 by Princeton University" in path.read_text(encoding="utf-8")
