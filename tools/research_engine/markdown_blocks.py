@@ -92,9 +92,10 @@ def parse_blocks(markdown: str) -> list[Block]:
             while stack and stack[-1][0] >= level:
                 stack.pop()
             refs = title.strip().lower().rstrip(":") in REFERENCE_HEADINGS
-            stack.append(
-                (level, title, _has_word(title, CAVEAT_WORDS), _starts_with(title, EXEMPT_WORDS), refs)
-            )
+            # The document's title and a question ("SQ-03: What are the limitations of ...?") name what is
+            # asked, not a section of caveats: under them every sentence is held to its citations.
+            caveat = level > 1 and not title.rstrip().endswith("?") and _has_word(title, CAVEAT_WORDS)
+            stack.append((level, title, caveat, _starts_with(title, EXEMPT_WORDS), refs))
             continue
         if not stripped or stripped == GENERATED_MARK:
             flush()

@@ -121,6 +121,20 @@ def test_caveat_and_framing_sections_are_not_held_to_citations(run, claims3):
     assert problems(run, text) == []
 
 
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "# How much solar capacity does Freedonia have, and what are the limitations of the count?",
+        "## SQ-02: What are the limitations and gaps of Freedonia's solar count?",
+    ],
+)
+def test_a_title_or_question_naming_limitations_is_no_caveat_section(run, claims3, heading):
+    # A deliverable titled with its objective, or a section titled with a sub-question, is held to its
+    # citations whatever words the question uses: only a section of caveats is not.
+    text = f"{heading}\n\nFreedonia has 42 gigawatts [CLM-01] and leads every neighbour in solar [CLM-01].\n"
+    assert "unsupported-statement" in codes(run, text)
+
+
 def test_report_check_on_the_command_line_names_the_sentence(run, claims3, tmp_path, cli):
     draft = tmp_path / "draft.md"
     draft.write_text("# Memo\n\nFreedonia has 45 gigawatts of solar capacity [CLM-01].\n", encoding="utf-8")
