@@ -68,6 +68,7 @@ def test_the_rules_are_named_and_say_why():
         "lookup-without-answer",
         "puts-answer-off",
         "asks",
+        "points-elsewhere",
         "row-explains-nothing",
     }
 

@@ -9,6 +9,7 @@ is chosen and stays one verbatim run of the page's text.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -510,3 +511,27 @@ def test_an_faq_title_in_the_askers_voice_is_never_a_claim():
     assert not picking.ASKER_VOICE_RE.search(
         "Toggling is bound to i by default, with I controlling the order."
     )
+
+
+def test_a_compound_is_read_however_the_page_spells_it():
+    # The reader asks about "whitespace"; GNU diff's manual writes "white space": its -b and -w entries answer.
+    question = "How do I make diff ignore lines that only differ in how much whitespace they contain?"
+    claims = claims_for(question, question, "diffutils-3.8-Invoking-diff.html")
+    assert any("--ignore-space-change" in c or "--ignore-all-space" in c for c in claims), claims
+    # ... and the other way round: "time zone" asked, "TimeZone" written.
+    cands = sentence_candidates([source("postgresql-15-datatype-datetime.html")])
+    joined = [c for c in cands if re.search(r"\btimezone\b", c.text, re.IGNORECASE)]
+    assert joined and not all("zone" in c.terms for c in joined)
+    picking.spell_compounds_as_asked("Which time zone does PostgreSQL use to display a timestamp?", cands)
+    assert all({"time", "zone"} <= set(c.terms) for c in joined)
+
+
+def test_a_sentence_sending_the_reader_elsewhere_is_never_a_claim():
+    # A Texinfo manual ends entries and paragraphs with cross-references ("See Applying Patches in Other
+    # Directories."): alone, such a sentence says nothing.
+    page = "diffutils-3.8-Invoking-patch.html"
+    texts = [c.text for c in sentence_candidates([source(page)])]
+    assert any(picking.POINTS_ELSEWHERE_RE.match(t) for t in texts)
+    question = "Can I see what patch would do to my files before really applying it?"
+    claims = claims_for(question, question, page)
+    assert claims and not any(picking.POINTS_ELSEWHERE_RE.match(c) for c in claims), claims

@@ -41,6 +41,7 @@ from research_engine.engine.extractive.ranker import Ranker, default_ranker
 from research_engine.engine.extractive.text import jaccard, near_key, sentences
 from research_engine.engine.models import ClaimDraft, SourceText
 from research_engine.ranking import idf_table
+from research_engine.terms import STOP_WORDS, fold, words
 from research_engine.vocabulary import Confidence
 
 __all__ = [
@@ -132,6 +133,20 @@ def _asks(p: Pick, c: Chosen) -> bool:
     return text.endswith("?") or ASKER_VOICE_RE.search(text) is not None
 
 
+# A sentence that only sends the reader elsewhere ("See Applying Patches in Other Directories.", "For details,
+# see the PRAGMA page."): a manual's cross-reference, no finding of its own.
+POINTS_ELSEWHERE_RE = re.compile(
+    r"^(?:see(?:\s+also)?|refer\s+to|for\s+(?:more|further)\s+(?:information|details)\W*(?:,\s*)?see)\b",
+    re.IGNORECASE,
+)
+POINTER_MAX_WORDS = 12
+
+
+def _points_elsewhere(p: Pick, c: Chosen) -> bool:
+    text = p.cand.text
+    return POINTS_ELSEWHERE_RE.match(text) is not None and len(text.split()) <= POINTER_MAX_WORDS
+
+
 def _row_explains_nothing(p: Pick, c: Chosen) -> bool:
     return p.cand.row and p.scored.answer.kind not in LOOKUP_KINDS
 
@@ -199,6 +214,13 @@ RULES: tuple[Rule, ...] = (
         alone=True,
     ),
     Rule(
+        "points-elsewhere",
+        'it only sends the reader elsewhere ("See Applying Patches in Other Directories."): it states '
+        "nothing of its own",
+        _points_elsewhere,
+        alone=True,
+    ),
+    Rule(
         "row-explains-nothing",
         "a table row answers a lookup; it explains nothing",
         _row_explains_nothing,
@@ -242,6 +264,7 @@ def read_candidates(
     candidates = sentence_candidates(sources)
     if not candidates:
         return None, []
+    spell_compounds_as_asked(str(sq.get("text") or ""), candidates)
     view = question_view(brief, sq, candidates, [s.title or "" for s in sources])
     readings = score_pool(candidates, view)
     picks = [Pick(c, r, 0.0) for c, r in zip(candidates, readings, strict=True)]
@@ -249,6 +272,34 @@ def read_candidates(
         if pick.cand.alone_index >= 0:
             pick.alone = readings[pick.cand.alone_index]
     return view, picks
+
+
+COMPOUND_PART_MIN = 3  # "whitespace" is "white" + "space"; no part shorter (a prefix is no word)
+
+
+def spell_compounds_as_asked(question: str, candidates: list[SentenceCandidate]) -> None:
+    """Give each candidate the question's spelling of a compound it writes otherwise: the question's
+    "whitespace" where a page writes "white space", its "time zone" where a page writes "timezone" (the
+    term of the one spelling the sources never use, added to the candidates writing the other). In place."""
+    vocabulary = {term for c in candidates for term in c.terms}
+    said = [w for w in words(question) if w.isalpha() and w not in STOP_WORDS]
+    spellings: list[tuple[re.Pattern[str], list[str]]] = []
+    for word in said:  # one word asked, two written
+        if fold(word) in vocabulary:
+            continue
+        for cut in range(COMPOUND_PART_MIN, len(word) - COMPOUND_PART_MIN + 1):
+            head, tail = word[:cut], word[cut:]
+            if fold(head) in vocabulary and fold(tail) in vocabulary:
+                spellings.append((re.compile(rf"\b{head}[\s-]{tail}", re.IGNORECASE), [fold(word)]))
+                break
+    for first, second in zip(said, said[1:], strict=False):  # two words asked, one written
+        joined = first + second
+        if fold(joined) in vocabulary:
+            spellings.append((re.compile(rf"\b{joined}", re.IGNORECASE), [fold(first), fold(second)]))
+    for pattern, asked in spellings:
+        for cand in candidates:
+            if pattern.search(cand.text):
+                cand.terms.extend(term for term in asked if term not in cand.terms)
 
 
 def rank(picks: list[Pick], ranker: Ranker) -> list[Pick]:
