@@ -514,7 +514,8 @@ def test_an_faq_title_in_the_askers_voice_is_never_a_claim():
 
 
 def test_a_compound_is_read_however_the_page_spells_it():
-    # The reader asks about "whitespace"; GNU diff's manual writes "white space": its -b and -w entries answer.
+    # The reader asks about "whitespace"; GNU diff's manual writes "white space": its -b and -w entries
+    # answer.
     question = "How do I make diff ignore lines that only differ in how much whitespace they contain?"
     claims = claims_for(question, question, "diffutils-3.8-Invoking-diff.html")
     assert any("--ignore-space-change" in c or "--ignore-all-space" in c for c in claims), claims
