@@ -156,6 +156,14 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
                 "How many processes does the Django test suite use by default in parallel?",
             ],
         ),
+        # "how many <things>" is asked whole when the follow-up names it: "... sets how many lines ..."
+        (
+            "How many lines of history does WeeChat keep per buffer by default, and which option sets it?",
+            [
+                "How many lines of history does WeeChat keep per buffer by default?",
+                "Which option sets how many lines of history WeeChat keeps per buffer by default?",
+            ],
+        ),
         # "and how many" going on with a question asked inside the first is one question, not two
         (
             "How do I set how many history lines zsh keeps in memory and how many it saves to the file?",

@@ -488,7 +488,9 @@ def _plural_phrase(topic: str) -> str | None:
 
 
 _DO_SUPPORT_RE = re.compile(
-    r"^(?P<wh>how|why|when|where|what)\s+(?P<aux>does|do|can|could|should|would|will|must)\s+(?P<rest>.+)$",
+    # "how many lines of history" asks its noun phrase with it: "... sets how many lines of history WeeChat keeps"
+    r"^(?P<wh>how(?:\s+(?:many|much)(?:\s+[\w.-]+){1,4}?)?|why|when|where|what)\s+"
+    r"(?P<aux>does|do|can|could|should|would|will|must)\s+(?P<rest>.+)$",
     re.I,
 )
 _ASKERS = frozenset({"i", "we", "you", "one"})
