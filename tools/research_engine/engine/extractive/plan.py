@@ -488,7 +488,7 @@ def _plural_phrase(topic: str) -> str | None:
 
 
 _DO_SUPPORT_RE = re.compile(
-    # "how many lines of history" asks its noun phrase with it: "... sets how many lines of history WeeChat keeps"
+    # "how many lines of history" is asked whole: "... sets how many lines of history WeeChat keeps"
     r"^(?P<wh>how(?:\s+(?:many|much)(?:\s+[\w.-]+){1,4}?)?|why|when|where|what)\s+"
     r"(?P<aux>does|do|can|could|should|would|will|must)\s+(?P<rest>.+)$",
     re.I,
