@@ -95,6 +95,8 @@ _NAME_Q = re.compile(
 # a command, an option), so a sentence naming none describes the topic without saying how.
 _PROCEDURE_Q = re.compile(
     r"^\s*how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)\b|^\s*how\s+to\b|"
+    # "Can I see what patch would do before applying it?", "Is there a way to ...": what to do, as yes/no
+    r"^\s*can\s+(?:i|we|you|one)\s+(?!use\b|be\b|have\b)|^\s*is\s+(?:there\s+a\s+way|it\s+possible)\s+to\b|"
     # "What can I change in its configuration to make it load faster?": what to do, asked another way
     r"^\s*what\s+(?:can|should|do|must)\s+(?:i|we|you|one)\s+(?:change|set|configure|add|run|type|put|pass|"
     r"edit|enable|disable|turn)\b",

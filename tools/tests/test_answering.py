@@ -40,6 +40,10 @@ from research_engine.terms import phrasal_compounds, synonyms
         ("Does PostgreSQL 15 still support exclusive backup mode?", AnswerKind.YES_NO),
         ("What is the difference between select_related and prefetch_related?", AnswerKind.EXPLANATION),
         ("How do I enable persistent database connections in Django?", AnswerKind.PROCEDURE),
+        # what to do, asked as yes/no: the documentation answers with the option that does it
+        ("Can I see what patch would do to my files before applying it?", AnswerKind.PROCEDURE),
+        ("Is there a way to make tig wrap long lines?", AnswerKind.PROCEDURE),
+        ("Can I use SQLite from several threads at once?", AnswerKind.YES_NO),
         ("How does the asyncio event loop schedule tasks?", AnswerKind.EXPLANATION),
     ],
 )

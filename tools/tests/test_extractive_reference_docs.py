@@ -536,3 +536,5 @@ def test_a_sentence_sending_the_reader_elsewhere_is_never_a_claim():
     question = "Can I see what patch would do to my files before really applying it?"
     claims = claims_for(question, question, page)
     assert claims and not any(picking.POINTS_ELSEWHERE_RE.match(c) for c in claims), claims
+    # "Can I ...?" asks what to do: the option entry that does it answers.
+    assert any(c.startswith("--dry-run") for c in claims), claims
