@@ -140,11 +140,19 @@ POINTS_ELSEWHERE_RE = re.compile(
     re.IGNORECASE,
 )
 POINTER_MAX_WORDS = 12
+# ... however long, when it says so ("See section Invoking the msgfmt Program, for more information about all
+# modes ..."), and a manual page's pointer to its manual ("The full documentation for msgfmt is maintained
+# as a Texinfo manual.").
+MORE_ELSEWHERE_RE = re.compile(r"\bfor\s+(?:more|further)\s+(?:information|details)\b", re.IGNORECASE)
+MANUAL_POINTER_RE = re.compile(r"^the\s+(?:full|complete)\s+documentation\s+for\b", re.IGNORECASE)
 
 
 def _points_elsewhere(p: Pick, c: Chosen) -> bool:
     text = p.cand.text
-    return POINTS_ELSEWHERE_RE.match(text) is not None and len(text.split()) <= POINTER_MAX_WORDS
+    if MANUAL_POINTER_RE.match(text):
+        return True
+    pointer = POINTS_ELSEWHERE_RE.match(text) is not None
+    return pointer and (len(text.split()) <= POINTER_MAX_WORDS or MORE_ELSEWHERE_RE.search(text) is not None)
 
 
 def _row_explains_nothing(p: Pick, c: Chosen) -> bool:

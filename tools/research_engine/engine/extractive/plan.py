@@ -349,7 +349,13 @@ def _situation_as_context(text: str) -> str:
     first, _, rest = situation.partition(" ")
     if first.lower() in _DETERMINERS:
         situation = f"{first.lower()} {rest}"
-    return f"{question[0].upper()}{question[1:]}, given that {situation}?"
+    question = f"{question[0].upper()}{question[1:]}"
+    # The situation goes with the first question, whose "them" or "those" it says ("How can I get msgfmt to
+    # include them, given that entries flagged as fuzzy ... are missing ..., and is that a good idea?").
+    split = next((s for s in _CLAUSE_SPLIT_RE.finditer(question) if s.start() > 0), None)
+    if split is not None:
+        return f"{question[: split.start()]}, given that {situation}{question[split.start() :]}?"
+    return f"{question}, given that {situation}?"
 
 
 _SITUATION_RE = re.compile(r"^(?P<situation>[^?;]{12,}?)(?:;|\.|:)\s+(?P<question>[^?;]+\?)$")
