@@ -350,12 +350,14 @@ def _situation_as_context(text: str) -> str:
     if first.lower() in _DETERMINERS:
         situation = f"{first.lower()} {rest}"
     question = f"{question[0].upper()}{question[1:]}"
-    # The situation goes with the first question, whose "them" or "those" it says ("How can I get msgfmt to
-    # include them, given that entries flagged as fuzzy ... are missing ..., and is that a good idea?").
-    split = next((s for s in _CLAUSE_SPLIT_RE.finditer(question) if s.start() > 0), None)
-    if split is not None:
-        return f"{question[: split.start()]}, given that {situation}{question[split.start() :]}?"
-    return f"{question}, given that {situation}?"
+    # The situation goes with each question asked in it, whose "them" or "ones" it says ("How can I get msgfmt
+    # to include them, given that entries flagged as fuzzy ... are missing ...", "Is that a good idea, given
+    # that ...").
+    given = f", given that {situation}"
+    cuts = [m.start() for m in _CLAUSE_SPLIT_RE.finditer(question) if m.start() > 0]
+    for cut in reversed(cuts):
+        question = f"{question[:cut]}{given}{question[cut:]}"
+    return f"{question}{given}?"
 
 
 _SITUATION_RE = re.compile(r"^(?P<situation>[^?;]{12,}?)(?:;|\.|:)\s+(?P<question>[^?;]+\?)$")
