@@ -34,6 +34,7 @@ same she should so some such than that the their theirs them themselves then the
 this those through to too under until up very was we were what when where which while who whom
 why will with would you your yours yourself yourselves also may might must shall us via per
 within across among regarding whether many much
+don doesn didn isn aren wasn weren haven hasn hadn won wouldn shouldn couldn mustn needn
 """
 _TEMPLATE_WORDS = """
 evidence say says said state states stated source sources primary official documentation docs
@@ -45,6 +46,7 @@ differences versus vs better best right known know one
 _GENERIC_WORDS = """
 effect effects affect affects impact impacts way ways work works program programs programme
 programmes role aspect aspects thing things matter matters happen happens really actually overall
+get gets got getting
 """
 STOP_WORDS = frozenset((_FUNCTION_WORDS + _TEMPLATE_WORDS + _GENERIC_WORDS).split())
 

@@ -270,3 +270,9 @@ def test_a_re_research_query_also_asks_in_the_documentations_words():
     # Nothing in other words: one query, as before.
     assert len(rethought_queries({"id": "SQ-03", "text": "What does VACUUM do?"}, set(), 2)) == 1
     assert rethought_queries({"id": "SQ-03", "text": "What does VACUUM do?"}, {"vacuum"}, 2) == []
+
+
+def test_a_contraction_and_get_are_no_key_terms():
+    # "haven't" is "have not", "get" is how the question is put: neither may take a query's place
+    terms = key_terms("Which look does Sphinx's HTML output get when I haven't picked a theme in conf.py?")
+    assert "haven" not in terms and "get" not in terms and "conf" in terms

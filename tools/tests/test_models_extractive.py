@@ -164,6 +164,22 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
                 "Which option sets how many lines of history WeeChat keeps per buffer by default?",
             ],
         ),
+        # a situation stated first goes with each question asked in it; no counter-question of "them back"
+        (
+            "Some entries in my catalog are marked obsolete. How do I bring them back, and is that safe?",
+            [
+                "How do I bring them back, given that some entries in my catalog are marked obsolete?",
+                "Is that safe, given that some entries in my catalog are marked obsolete?",
+            ],
+        ),
+        # "Which option makes ...": "it" is the option that makes it
+        (
+            "Which option makes tar keep the owners of the files, and what is it set to by default?",
+            [
+                "Which option makes tar keep the owners of the files?",
+                "What is the option that makes tar keep the owners of the files set to by default?",
+            ],
+        ),
         # "and how many" going on with a question asked inside the first is one question, not two
         (
             "How do I set how many history lines zsh keeps in memory and how many it saves to the file?",

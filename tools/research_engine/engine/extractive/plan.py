@@ -430,10 +430,13 @@ _SUBJECT_PRONOUN_RE = re.compile(
 _ACTOR_RE = re.compile(
     rf"^(?:how|what|why|when|where|which)\b(?:\s+[\w.+-]+){{0,3}}?\s+{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE
 )
-_WHO_DID_RE = re.compile(
-    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+ed)\b(?P<rest>.*)$",
+_WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
+    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
+    r"(?!\s+(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)\b)(?P<rest>.*)$",
     re.I,
 )
+_LEANS_BACK_RE = re.compile(r"^(?:it|they|them|its|their|this|these|those|ones)\b", re.IGNORECASE)
+_GIVEN_RE = re.compile(r",\s+given that .*$")
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
 
 
@@ -513,7 +516,10 @@ def _as_object(facet: Facet) -> str:
     work" -> "how SQLite lets readers ... work"; "What does Node.js do by default" -> "what Node.js does by
     default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
     capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
-    clause = facet.clause.rstrip(" ?")
+    clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))  # the situation is the follow-up's own already
+    did = _WHO_DID_RE.match(clause) if not facet.items else None
+    if did and not re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
+        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
     m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
     if m is None:
         return facet.phrase
@@ -640,12 +646,12 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     time_wanted = (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
-    if EVALUATIVE_RE.search(objective):
+    countered = _as_object(main)
+    if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.match(countered):
+        # (not when the topic is only a pronoun's: "the limitations and drawbacks of them back" asks nothing)
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding.
-        extra.append(
-            (f"What are the limitations and drawbacks of {_as_object(main)}?", Angle.COUNTER, phrase_focus)
-        )
+        extra.append((f"What are the limitations and drawbacks of {countered}?", Angle.COUNTER, phrase_focus))
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
     kept = [p for p in facet_plans if p[1] == Angle.SOURCE_TYPE][:1]
