@@ -313,6 +313,11 @@ def facets_of(objective: str) -> list[Facet]:
     return out
 
 
+_QUESTION_WORD_RE = re.compile(
+    r"(?:how\s+(?:many|much|long|often)|what|which|whether|when|where|who)\b", re.I
+)
+
+
 def _clauses(text: str) -> list[str]:
     """`text` split into its questions. "and how many ..." goes on a question asked inside the one before
     ("How do I set how many history lines zsh keeps in memory and how many it saves to the history
@@ -328,11 +333,6 @@ def _clauses(text: str) -> list[str]:
         else:
             out.append(part)
     return out
-
-
-_QUESTION_WORD_RE = re.compile(
-    r"(?:how\s+(?:many|much|long|often)|what|which|whether|when|where|who)\b", re.I
-)
 
 
 def _situation_as_context(text: str) -> str:
@@ -432,12 +432,21 @@ _ACTOR_RE = re.compile(
 )
 _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
     r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
-    r"(?!\s+(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)\b)(?P<rest>.*)$",
+    rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
     re.I,
 )
 _LEANS_BACK_RE = re.compile(r"^(?:it|they|them|its|their|this|these|those|ones)\b", re.IGNORECASE)
 _GIVEN_RE = re.compile(r",\s+given that .*$")
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
+
+
+def _who_did(clause: str) -> str | None:
+    """A question asking who did something, as a noun phrase: "Which function replaced pg_start_backup in
+    PostgreSQL 15" -> "the function that replaced pg_start_backup in PostgreSQL 15"."""
+    did = _WHO_DID_RE.match(clause)
+    if did is None or re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
+        return None
+    return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
 
 
 def _actor(clause: str) -> tuple[str, str] | None:
@@ -446,10 +455,9 @@ def _actor(clause: str) -> tuple[str, str] | None:
     -> "Django"), or, when the asker is the subject, what the asker acts on and the words after it ("How can
     I run my Django test suite in parallel" -> "the Django test suite", "in parallel"). Names alone are a
     subject; a determiner needs its noun, the word before the verb. None when the clause is not read so."""
-    did = _WHO_DID_RE.match(clause)
-    if did and not re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
-        # "Which function replaced pg_start_backup in PostgreSQL 15" -> "the function that replaced ..."
-        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}", ""
+    asked = _who_did(clause)
+    if asked:
+        return asked, ""
     m = _ACTOR_RE.match(clause) or re.match(rf"^{_AUX}\s+(?P<rest>.+)$", clause, re.IGNORECASE)
     if m is None:
         return None
@@ -517,9 +525,9 @@ def _as_object(facet: Facet) -> str:
     default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
     capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
     clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))  # the situation is the follow-up's own already
-    did = _WHO_DID_RE.match(clause) if not facet.items else None
-    if did and not re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
-        return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
+    asked = _who_did(clause) if not facet.items else None
+    if asked:
+        return asked
     m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
     if m is None:
         return facet.phrase
@@ -648,9 +656,9 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     )
     countered = _as_object(main)
     if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.match(countered):
-        # (not when the topic is only a pronoun's: "the limitations and drawbacks of them back" asks nothing)
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
-        # version"), a procedure or a definition that question would be padding.
+        # version"), a procedure or a definition that question would be padding; nor when the topic is a
+        # pronoun's ("the limitations and drawbacks of them back" asks nothing).
         extra.append((f"What are the limitations and drawbacks of {countered}?", Angle.COUNTER, phrase_focus))
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
