@@ -1,12 +1,10 @@
 """Decomposition by rule: the objective's facets, their questions, the missing angles, each one's claim type.
 
-Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration
-such as "threads, processes and asyncio", "between X and Y" or "X vs Y" kept as its
-items), `plan_of` (one short question per enumerated entity, the facet question, then
-the missing search angles phrased with the main facet's key terms, never the whole
-objective; at most MAX_SUB_QUESTIONS) and `common_terms` (what the whole plan shares,
-so no question is "about" it). A pure function of the brief: a resumed or replayed run
-plans the same questions. Matching sentences to these questions is `targets`'s.
+Owns `plan_of` (one short question per enumerated entity of `facets.facets_of`, the facet question, then
+the missing search angles phrased with the main facet's key terms, never the whole objective; at most
+MAX_SUB_QUESTIONS) and `common_terms` (what the whole plan shares, so no question is "about" it). A pure
+function of the brief: a resumed or replayed run plans the same questions. Matching sentences to these
+questions is `targets`'s.
 """
 
 from __future__ import annotations
@@ -14,10 +12,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from research_engine.answering import AnswerKind, expected_kind
+from research_engine.engine.extractive.facets import (
+    INSTRUCTION_RE,
+    QUESTION_START_RE,
+    SCOPE_RE,
+    Facet,
+    as_object,
+    facets_of,
+)
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 from research_engine.vocabulary import Angle, ClaimType
@@ -73,24 +79,6 @@ SOURCE_TYPE_RE = re.compile(
     r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
 )
 
-_ITEM = r"[\w.'+#=-]+(?: [\w.'+#=-]+)?"
-_LIST_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM})(?P<middle>(?:, {_ITEM})*),? (?:and|or) (?P<last>{_ITEM})"
-)
-_VERSUS_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
-)
-_CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
-_OF_EACH_RE = re.compile(
-    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
-    re.IGNORECASE,
-)
-_LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
-_VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
-# A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
-_USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
-# The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
-_SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
 # An objective that weighs something (a choice, a recommendation, a risk): only then is "what are the
 # limitations and drawbacks" more than padding. "What is the maximum size" or "how do I enable" has none.
 EVALUATIVE_RE = re.compile(
@@ -98,146 +86,12 @@ EVALUATIVE_RE = re.compile(
     r"trade-?offs?|risks?|safe|safer|prefer\w*|downsides?|pitfalls?|limitations?|drawbacks?)\b",
     re.IGNORECASE,
 )
-_SUBJECT_RE = re.compile(
-    r"^(?:how|when|why|what|which)\s+(?:should|would|could|can|do|does|must)\s+(?P<subject>.+?)\s+"
-    r"(?:choose|decide|pick|select)\b",
-    re.IGNORECASE,
-)
-_LEAD_RE = re.compile(
-    r"^(?:(?:how(?:\s+(?:large|big|long|much|old|often|fast|high|low|small|wide)(?=\s+(?:is|are|was|were|do|does|did)\b))?"
-    r"|what|why|when|which|who|where|whether)\b\s*)?(?:(?:do|does|did|is|are|was|were|can|could|"
-    r"should|would|will|has|have)\b\s*(?:(?:i|we|you|one)\b\s*)?)?(?:the\s+)?",
-    re.IGNORECASE,
-)
-# "backend should I use with" -> "backend to use with": the asker drops out of the topic phrase.
-_ASKER_RE = re.compile(r"\s+(?:should|can|could|would|must|do|does)\s+(?:i|we|you|one)\s+", re.IGNORECASE)
-_ASKED_BY_RE = re.compile(r"\b(?:i|we|you|one)\s*$", re.IGNORECASE)
-_BE_RE = re.compile(
-    r"^(?:(?:why|when|where)\s+)?(?:is|are|was|were)\s*(?:the\s*)?$", re.IGNORECASE
-)  # "Why is X"
-_PARTICIPLE_RE = re.compile(r"(?<=\S)\s+[a-z]\w*(?:ed|en)\b")  # "deprecated", "written"; never "United"
-_POSSESSIVE_RE = re.compile(r"\b(?:my|our|your)\s+", re.IGNORECASE)  # the asker's: "for my Django models"
-_ARTICLE_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
-# A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
-_OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
-# A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
-_PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
-_PLURAL_PRONOUNS = ("they", "them", "their")
-_PLURAL_RE = re.compile(r"[a-z][\w-]{2,}(?<![su])s")
-_NAME_RE = re.compile(r"[A-Z][\w.+-]*[a-z][\w.+-]*(?=(?:'s)?\b)")  # "SQLite", "PostgreSQL's"
-_THING_ASKED_RE = re.compile(
-    r"^\s*(?:which|what)\s+(?P<thing>(?:[\w.+-]+\s+){0,3}[\w.+-]+?s)\s+(?:do|does|did|are|were|can|could|will)\b",
-    re.IGNORECASE,
-)
-_WHICH_ONE_RE = re.compile(r"\b(which|what)\s+one\b", re.IGNORECASE)
-_QUESTION_START_RE = re.compile(
-    r"^(?:(?:since|from|in|until|by|for|with|at)\s+(?:which|what|when)\b|"
-    r"(how|what|why|when|which|who|where|whether|does|do|is|are|can|should|could|would|will|did)\b)",
-    re.I,
-)
-_CLAUSE_SPLIT_RE = re.compile(
-    r"\s*[?;]\s*|,?\s+and\s+(?=(?:(?:since|from|in|until|by|for|with|at)\s+(?:which|what|when)\b)|"
-    r"(?:what|how|why|when|which|who|where|whether|does|do|is|are|can|should|has|have|did|was|were|will)\b)",
-    re.IGNORECASE,
-)
-# A follow-up with no verb of its own ("since which version", "since when", "why"): it asks the first
-# clause again, so a yes/no first clause is carried whole ("Since which version does Django support ...?").
-_BARE_FOLLOW_UP_RE = re.compile(
-    r"^(?:(?:since|from|in|until|by|for|with|at)\s+)?(?:which|what|when|why|how|where)(?:\s+\w+)?$",
-    re.IGNORECASE,
-)
-_AUXILIARY_START_RE = re.compile(
-    r"^(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)\b", re.IGNORECASE
-)
-# Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
-_EDGE_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "for",
-        "in",
-        "on",
-        "to",
-        "with",
-        "of",
-        "when",
-        "at",
-        "by",
-        "from",
-        "between",
-        "among",
-        "into",
-        "about",
-        "over",
-        "under",
-        "versus",
-        "vs",
-        "and",
-        "or",
-        "than",
-        "as",
-        "is",
-        "are",
-        "be",
-        "should",
-        "could",
-        "would",
-        "can",
-        "do",
-        "does",
-        "how",
-        "what",
-        "why",
-        "which",
-        "who",
-        "where",
-        "whether",
-        "choose",
-        "choosing",
-        "select",
-        "decide",
-        "pick",
-        "compare",
-        "comparing",
-        "use",
-        "using",
-    ]
-)
-
-
-@dataclass
-class Facet:
-    """One facet of the objective: a clause, maybe with the entities it enumerates."""
-
-    clause: str
-    items: list[str] = field(default_factory=list)
-    tail: str = ""  # what follows the enumeration ("for concurrent work")
-    subject: str = ""  # who chooses ("a Python 3.11 program")
-    asked: str = ""  # a follow-up's clause as written, before its subject was filled in
-
-    @property
-    def phrase(self) -> str:
-        """The facet's topic in a few words, for the angle questions."""
-        if self.items:
-            return f"{_join(self.items)}{self.tail}"
-        lead = _LEAD_RE.match(self.clause)
-        topic = self.clause[lead.end() :].strip() if lead else self.clause
-        # The article the question's opening took stays with its noun: "of the Buffer() constructor".
-        article = "the " if lead and _ARTICLE_RE.search(lead.group(0)) else ""
-        if lead and _ASKED_BY_RE.search(lead.group(0)) and len(topic.split()) > 2:
-            # "How do I enable persistent connections" -> "persistent connections": the asker's verb goes;
-            # "choose the type of ... for my Django models" -> "the type of ... for Django models"
-            topic, article = topic.split(" ", 1)[1], ""
-            topic = _POSSESSIVE_RE.sub("", topic)
-        elif lead and _BE_RE.search(lead.group(0)):
-            # "Why is default_app_config deprecated in Django 3.2" -> "default_app_config in Django 3.2":
-            # what the clause says of its subject goes, the scope stays.
-            said = _PARTICIPLE_RE.search(topic)
-            if said:
-                scope = _SCOPE_RE.search(topic[said.end() :])
-                topic = topic[: said.start()] + (scope.group(0) if scope else "")
-        return _ASKER_RE.sub(" to ", article + topic if topic else self.clause)
+# A choice about using something ("which should I use", "when to use"): its items are asked when to use each.
+_USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
+_VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
+_LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
+# A topic that is only a pronoun's ("them back"): no counter-question can be asked of it.
+_LEANS_BACK_RE = re.compile(r"^(?:it|they|them|its|their|this|these|those|ones)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -251,320 +105,12 @@ class PlannedQuestion:
     items: tuple[frozenset[str], ...] = ()
 
 
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _trim_item(item: str, *, leading: bool) -> str:
-    parts = item.split()
-    if leading:
-        while parts and parts[0].lower() in _EDGE_WORDS:
-            parts.pop(0)
-    while parts and parts[-1].lower() in _EDGE_WORDS:
-        parts.pop()
-    return " ".join(parts)
-
-
-def _enumeration(clause: str) -> tuple[list[str], int] | None:
-    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y")."""
-    for regex in (_VERSUS_RE, _LIST_RE):
-        for m in regex.finditer(clause):
-            middle = [p.strip() for p in (m.groupdict().get("middle") or "").split(",") if p.strip()]
-            raw = [m.group("first"), *middle, m.group("last")]
-            items = [_trim_item(p, leading=True) for p in raw]  # "between threads" -> "threads"
-            if any(not i for i in items) or len({i.lower() for i in items}) != len(items):
-                continue
-            if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
-                continue  # "X and Y" alone is as often one thing ("research and development")
-            end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
-            head = items[-1].split()
-            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
-                # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant).
-                items[-1] = head[0]
-                end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
-            return items, end
-    return None
-
-
-def facets_of(objective: str) -> list[Facet]:
-    """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
-    text = _situation_as_context(" ".join(objective.split()))
-    out: list[Facet] = []
-    for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
-        clause = clause.strip(" ,.!?")
-        if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
-            # "when should each be used": no term of its own, the entities carry it ("how do I change it"
-            # has none either, but asks about the first clause's topic: kept, and resolved below)
-            continue
-        facet = Facet(clause)
-        found = _enumeration(clause)
-        if found:
-            items, end = found
-            facet.items = items
-            tail = clause[end:].rstrip(" ,.")
-            facet.tail = tail if tokens(tail) else ""
-            subject = _SUBJECT_RE.match(clause)
-            facet.subject = subject.group("subject").strip() if subject else ""
-        out.append(facet)
-    for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
-        facet.asked = facet.clause
-        facet.clause = _resolved(facet.clause, out[0])
-    return out
-
-
-_QUESTION_WORD_RE = re.compile(
-    r"(?:how\s+(?:many|much|long|often)|what|which|whether|when|where|who)\b", re.I
-)
-
-
-def _clauses(text: str) -> list[str]:
-    """`text` split into its questions. "and how many ..." goes on a question asked inside the one before
-    ("How do I set how many history lines zsh keeps in memory and how many it saves to the history
-    file?"): one question, never "How many how many history lines ...?"."""
-    out: list[str] = []
-    for part in _CLAUSE_SPLIT_RE.split(text):
-        if part is None:
-            continue
-        opening = _QUESTION_WORD_RE.match(part.strip())
-        inside = out and opening and re.search(rf"\s{re.escape(opening.group(0))}\b", out[-1], re.IGNORECASE)
-        if inside:
-            out[-1] = f"{out[-1]} and {part.strip()}"
-        else:
-            out.append(part)
-    return out
-
-
-def _situation_as_context(text: str) -> str:
-    """ "tig takes a long time to show the commit list; what can I change in its configuration to make it
-    load faster?" asks the question, in the situation the statement before it sets: one question, "What
-    can I change in its configuration to make it load faster, given that tig takes a long time to show the
-    commit list?", not a "What is known about tig takes a long time ...?" beside it."""
-    m = _SITUATION_RE.match(text)
-    if not m or _QUESTION_START_RE.match(m.group("situation")) or _INSTRUCTION_RE.match(m.group("situation")):
-        return text
-    if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
-        return text
-    situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
-    first, _, rest = situation.partition(" ")
-    if first.lower() in _DETERMINERS:
-        situation = f"{first.lower()} {rest}"
-    question = f"{question[0].upper()}{question[1:]}"
-    # The situation goes with each question asked in it, whose "them" or "ones" it says ("How can I get msgfmt
-    # to include them, given that entries flagged as fuzzy ... are missing ...", "Is that a good idea, given
-    # that ...").
-    given = f", given that {situation}"
-    cuts = [m.start() for m in _CLAUSE_SPLIT_RE.finditer(question) if m.start() > 0]
-    for cut in reversed(cuts):
-        question = f"{question[:cut]}{given}{question[cut:]}"
-    return f"{question}{given}?"
-
-
-_SITUATION_RE = re.compile(r"^(?P<situation>[^?;]{12,}?)(?:;|\.|:)\s+(?P<question>[^?;]+\?)$")
-# An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
-_INSTRUCTION_RE = re.compile(
-    r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
-    r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
-    re.IGNORECASE,
-)
-_DETERMINERS = frozenset("the a an my our your this these some when if it they there that".split())  # noqa: SIM905
-
-
-def _of_each(clause: str) -> list[str]:
-    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
-    thing, each with the head and the scope."""
-    m = _OF_EACH_RE.match(clause)
-    if not m:
-        return [clause]
-    tail = m.group("tail") or ""
-    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]
-
-
-def _resolved(clause: str, first: Facet) -> str:
-    """`clause` with a pronoun standing for the first facet replaced by that facet's topic."""
-    if _BARE_FOLLOW_UP_RE.match(clause) and _AUXILIARY_START_RE.match(first.clause):
-        return f"{clause} {first.clause[0].lower()}{first.clause[1:]}"
-    if _WHICH_ONE_RE.search(clause):
-        thing = _THING_ASKED_RE.match(first.clause)
-        if thing and not first.items:
-            # "Which transaction isolation levels does PostgreSQL support, and which one is the default?"
-            return _WHICH_ONE_RE.sub(lambda m: f"{m.group(1)} of the {thing.group('thing')}", clause, count=1)
-        of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
-        return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
-    if not _PRONOUN_RE.search(clause):
-        own = tokens(clause)
-        if not set(own) & set(tokens(first.clause)) and len(own) <= 3 and not _OWN_SUBJECT_RE.search(clause):
-            # "What is the default behaviour?" after "How do I enable persistent connections": whose?
-            return f"{clause} for {first.phrase}"
-        return clause
-    topic = _as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
-    actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
-    if actor:
-        # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
-        # the first clause ("a PostgreSQL server"), not all that clause asks. What the asker does it with
-        # stays ("How many processes does the Django test suite use by default in parallel?").
-        who, how = actor
-        said = _SUBJECT_PRONOUN_RE.sub(lambda m: f"{m.group(1)} {who}", clause, count=1)
-        return f"{said} {how}" if how else said
-    pronoun = _PRONOUN_RE.search(clause)
-    plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
-    if plural:
-        # "Does SQLite enforce foreign key constraints by default, and how do I turn them on?": "them" is
-        # the constraints, not all the first clause says; the product it named stays as the scope.
-        topic = plural
-        names = [n for n in _NAME_RE.findall(first.clause.split(" ", 1)[-1]) if n not in plural]
-        clause = f"{clause} in {names[0]}" if names and names[0] not in clause else clause
-
-    def swap(m: re.Match[str]) -> str:
-        word = m.group(1).lower()
-        return f"{topic}'s" if word in ("its", "their") else topic
-
-    return _PRONOUN_RE.sub(swap, clause, count=1)
-
-
-_AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
-# "does it allow": "it" does something. Never after "is" or "has" ("is it supported" is done to it).
-_SUBJECT_PRONOUN_RE = re.compile(
-    r"\b(does|do|did|can|could|should|would|will)\s+(?:it|they)\b", re.IGNORECASE
-)
-_ACTOR_RE = re.compile(
-    rf"^(?:how|what|why|when|where|which)\b(?:\s+[\w.+-]+){{0,3}}?\s+{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE
-)
-_WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
-    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
-    rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
-    re.I,
-)
-_LEANS_BACK_RE = re.compile(r"^(?:it|they|them|its|their|this|these|those|ones)\b", re.IGNORECASE)
-_GIVEN_RE = re.compile(r",\s+given that .*$")
-_DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
-
-
-def _who_did(clause: str) -> str | None:
-    """A question asking who did something, as a noun phrase: "Which function replaced pg_start_backup in
-    PostgreSQL 15" -> "the function that replaced pg_start_backup in PostgreSQL 15"."""
-    did = _WHO_DID_RE.match(clause)
-    if did is None or re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
-        return None
-    return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
-
-
-def _actor(clause: str) -> tuple[str, str] | None:
-    """Who does what `clause` asks about, and how the asker has it done: the subject after its auxiliary
-    ("Which TCP port does a PostgreSQL server listen on" -> "a PostgreSQL server"; "Does Django support ..."
-    -> "Django"), or, when the asker is the subject, what the asker acts on and the words after it ("How can
-    I run my Django test suite in parallel" -> "the Django test suite", "in parallel"). Names alone are a
-    subject; a determiner needs its noun, the word before the verb. None when the clause is not read so."""
-    asked = _who_did(clause)
-    if asked:
-        return asked, ""
-    m = _ACTOR_RE.match(clause) or re.match(rf"^{_AUX}\s+(?P<rest>.+)$", clause, re.IGNORECASE)
-    if m is None:
-        return None
-    said = m.group("rest").split()
-    acted_on = bool(said) and said[0].lower() in _ASKERS
-    if acted_on:
-        said = said[2:]  # the asker and their verb: what they act on follows
-        if said and said[0].lower() in ("my", "our", "your"):
-            said[0] = "the"
-    determiner = bool(said) and _DETERMINER_RE.match(said[0]) is not None
-    n = int(determiner)
-    while n < len(said) and _SUBJECT_WORD_RE.match(said[n]):
-        n += 1
-
-    def plain(i: int) -> bool:
-        return i < len(said) and said[i].isalpha() and said[i].islower() and said[i] not in STOP_WORDS
-
-    if acted_on:
-        while plain(n):  # "the Django test suite in parallel": up to the preposition
-            n += 1
-    elif determiner and plain(n) and plain(n + 1):
-        n += 1  # "a PostgreSQL server listen": the noun, then the verb
-    if n <= int(determiner):
-        return None
-    return " ".join(said[:n]), " ".join(said[n:]) if acted_on else ""
-
-
-def _plural_phrase(topic: str) -> str | None:
-    """The last plural noun phrase of `topic`: a plural word and up to two lowercase words before it, none
-    a function word nor the verb after a name ("SQLite enforce foreign key constraints by default" ->
-    "foreign key constraints"; "Django support asynchronous views" -> "asynchronous views")."""
-    found = None
-    said = topic.split()
-    for i, word in enumerate(said):
-        if not _PLURAL_RE.fullmatch(word) or word in STOP_WORDS:
-            continue
-        start = i
-        while (
-            start > max(0, i - 2)
-            and said[start - 1].islower()
-            and said[start - 1] not in STOP_WORDS
-            and not (start >= 2 and _NAME_RE.fullmatch(said[start - 2]))
-        ):
-            start -= 1
-        found = " ".join(said[start : i + 1])
-    return found
-
-
-_DO_SUPPORT_RE = re.compile(
-    # "how many lines of history" is asked whole: "... sets how many lines of history WeeChat keeps"
-    r"^(?P<wh>how(?:\s+(?:many|much)(?:\s+[\w.-]+){1,4}?)?|why|when|where|what)\s+"
-    r"(?P<aux>does|do|can|could|should|would|will|must)\s+(?P<rest>.+)$",
-    re.I,
-)
-_ASKERS = frozenset({"i", "we", "you", "one"})
-_SUBJECT_WORD_RE = re.compile(
-    r"^(?:[A-Z][\w.+#-]*|[\w.+#-]*[_.()][\w.+#()-]*)(?:'s)?$"
-)  # "SQLite", "asyncio.run()"
-
-
-def _as_object(facet: Facet) -> str:
-    """The facet's topic as the object of "of", "regarding" or a follow-up's verb: its phrase, or for a
-    question about how or what something does, an indirect question ("How does SQLite let readers ...
-    work" -> "how SQLite lets readers ... work"; "What does Node.js do by default" -> "what Node.js does by
-    default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
-    capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
-    clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))  # the situation is the follow-up's own already
-    asked = _who_did(clause) if not facet.items else None
-    if asked:
-        return asked
-    m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
-    if m is None:
-        return facet.phrase
-    said = m.group("rest").split()
-    if said and said[0].lower() in _ASKERS:
-        return facet.phrase  # "How do I enable X": the phrase already drops the asker and the verb
-    n = 0
-    while n < len(said) and _SUBJECT_WORD_RE.match(said[n]):
-        n += 1
-    if n == 0 or n >= len(said) or not said[n].isalpha() or not said[n].islower():
-        return facet.phrase
-    subject, verb, rest = " ".join(said[:n]), said[n], said[n + 1 :]
-    aux = m.group("aux").lower()
-    if aux == "does":
-        verb = _third_person(verb)
-    elif aux != "do":
-        verb = f"{aux} {verb}"
-    return " ".join([m.group("wh").lower(), subject, verb, *rest])
-
-
-def _third_person(verb: str) -> str:
-    """The verb as "it" takes it: let -> lets, pass -> passes, apply -> applies, have -> has."""
-    if verb in ("have", "be", "do", "go"):
-        return {"have": "has", "be": "is", "do": "does", "go": "goes"}[verb]
-    if verb.endswith(("s", "sh", "ch", "x", "z")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
 def _question(clause: str) -> str:
     if not clause.strip():
         return "What is known about the objective?"
-    if _QUESTION_START_RE.match(clause):
+    if QUESTION_START_RE.match(clause):
         return f"{clause[0].upper()}{clause[1:]}?"
-    instruction = _INSTRUCTION_RE.match(clause)
+    instruction = INSTRUCTION_RE.match(clause)
     if instruction and clause[instruction.end() :].split():
         # "Compare json and jsonb" -> "What is known about json and jsonb?", not "about compare json ..."
         clause = re.sub(r"^\s*(?:(?:me|us)\s+)?", "", clause[instruction.end() :])
@@ -582,7 +128,7 @@ def _entity_question(facet: Facet, item: str, choice: bool) -> str:
         return f"When should {facet.subject} use {item}{facet.tail}?"
     if choice or facet.tail.startswith(" for "):
         return f"When should {item} be used{facet.tail}?"  # a choice, or a purpose ("for money arithmetic")
-    scope = _SCOPE_RE.search(facet.tail)
+    scope = SCOPE_RE.search(facet.tail)
     return f"What is {item}{scope.group(0) if scope else ''}?"
 
 
@@ -654,7 +200,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     time_wanted = (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
-    countered = _as_object(main)
+    countered = as_object(main)
     if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.match(countered):
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding; nor when the topic is a
@@ -674,7 +220,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         extra.insert(
             0,
             (
-                f"What changed{_window(brief.get('recency'))} regarding {_as_object(main)}?",
+                f"What changed{_window(brief.get('recency'))} regarding {as_object(main)}?",
                 Angle.TIME,
                 phrase_focus,
             ),
