@@ -52,7 +52,7 @@ _PARTICIPLE_RE = re.compile(r"(?<=\S)\s+[a-z]\w*(?:ed|en)\b")  # "deprecated", "
 _POSSESSIVE_RE = re.compile(r"\b(?:my|our|your)\s+", re.IGNORECASE)  # the asker's: "for my Django models"
 _ARTICLE_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 # A clause naming a subject of its own: a capitalised word after its first, a code token, a number.
-_OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w*|\w_\w|\w\.\w|\(\)|\d")
+_OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w+|\w_\w|\w\.\w|\(\)|\d")  # not the asker's "I"
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _PLURAL_PRONOUNS = ("they", "them", "their")
@@ -154,8 +154,9 @@ class Facet:
         """The facet's topic in a few words, for the angle questions."""
         if self.items:
             return f"{_join(self.items)}{self.tail}"
-        lead = _LEAD_RE.match(self.clause)
-        topic = self.clause[lead.end() :].strip() if lead else self.clause
+        clause = _GIVEN_RE.sub("", self.clause)  # the situation is context, not the topic
+        lead = _LEAD_RE.match(clause)
+        topic = clause[lead.end() :].strip() if lead else clause
         # The article the question's opening took stays with its noun: "of the Buffer() constructor".
         article = "the " if lead and _ARTICLE_RE.search(lead.group(0)) else ""
         if lead and _ASKED_BY_RE.search(lead.group(0)) and len(topic.split()) > 2:
@@ -170,7 +171,7 @@ class Facet:
             if said:
                 scope = SCOPE_RE.search(topic[said.end() :])
                 topic = topic[: said.start()] + (scope.group(0) if scope else "")
-        return _ASKER_RE.sub(" to ", article + topic if topic else self.clause)
+        return _ASKER_RE.sub(" to ", article + topic if topic else clause)
 
 
 def _join(items: list[str]) -> str:
@@ -365,7 +366,11 @@ def _who_did(clause: str) -> str | None:
     """A question asking who did something, as a noun phrase: "Which function replaced pg_start_backup in
     PostgreSQL 15" -> "the function that replaced pg_start_backup in PostgreSQL 15"."""
     did = _WHO_DID_RE.match(clause)
-    if did is None or re.fullmatch(_AUX, did.group("did"), re.IGNORECASE):
+    # "does" is the verb itself when only a pronoun follows: "Which sphinx-build option does that"
+    main_verb = did is not None and re.fullmatch(
+        r"\s+(?:that|this|it|so)\s*", did.group("rest"), re.IGNORECASE
+    )
+    if did is None or (re.fullmatch(_AUX, did.group("did"), re.IGNORECASE) and not main_verb):
         return None
     return f"the {did.group('thing')} that {did.group('did')}{did.group('rest')}"
 
@@ -383,6 +388,8 @@ def _actor(clause: str) -> tuple[str, str] | None:
     if m is None:
         return None
     said = m.group("rest").split()
+    if said and said[0].lower() == "there":  # "Is there a built-in extension that ...": what there is
+        return " ".join(said[1:]), "" if len(said) > 1 else None
     acted_on = bool(said) and said[0].lower() in _ASKERS
     if acted_on:
         said = said[2:]  # the asker and their verb: what they act on follows

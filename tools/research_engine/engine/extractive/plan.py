@@ -91,7 +91,9 @@ _USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.I
 _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
 _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
 # A topic that is only a pronoun's ("them back"): no counter-question can be asked of it.
-_LEANS_BACK_RE = re.compile(r"^(?:it|they|them|its|their|this|these|those|ones)\b", re.IGNORECASE)
+_LEANS_BACK_RE = re.compile(
+    r"^(?:it|they|them|its|their|this|these|those|ones)\b|\b(?:it|them|that|this|those)$", re.IGNORECASE
+)
 
 
 @dataclass
@@ -201,7 +203,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)
-    if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.match(countered):
+    if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.search(countered):
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding; nor when the topic is a
         # pronoun's ("the limitations and drawbacks of them back" asks nothing).
@@ -215,12 +217,16 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         if item not in kept:
             kept.append(item)
     kept.sort(key=facet_plans.index)
-    if time_wanted and not any(expected_kind(text) == AnswerKind.VERSION for text, _, _ in kept):
+    if (
+        time_wanted
+        and not _LEANS_BACK_RE.search(countered)
+        and not any(expected_kind(text) == AnswerKind.VERSION for text, _, _ in kept)
+    ):
         # A facet that asks what changed or since which version is the time angle already.
         extra.insert(
             0,
             (
-                f"What changed{_window(brief.get('recency'))} regarding {as_object(main)}?",
+                f"What changed{_window(brief.get('recency'))} regarding {countered}?",
                 Angle.TIME,
                 phrase_focus,
             ),
@@ -235,7 +241,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     items = [frozenset(_item_focus([item]) - _LITERALS) for facet in facets for item in facet.items]
     out = []
     for i, (text, angle, focus) in enumerate(chosen):
-        terms = set(tokens(text))
+        terms = set(tokens(text.replace(", given that ", ", ")))  # "given" joins the situation on
         own = (focus & terms if focus else set()) or (terms - common) or terms
         named = tuple(dict.fromkeys(item for item in items if item and item <= terms))
         out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own, named))
