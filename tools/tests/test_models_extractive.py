@@ -180,6 +180,20 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
                 "What is the option that makes tar keep the owners of the files set to by default?",
             ],
         ),
+        # "Is there X ..., and since which version does it exist?": "it" is X
+        (
+            "Is there a built-in Sphinx extension that reports slow documents, and since which version does it "
+            "exist?",
+            [
+                "Is there a built-in Sphinx extension that reports slow documents?",
+                "Since which version does a built-in Sphinx extension that reports slow documents exist?",
+            ],
+        ),
+        # the asker's "I" is no subject of the follow-up's own: it asks of the first clause's topic
+        (
+            "Can I write my pages in Markdown, and what do I have to set up?",
+            ["Can I write my pages in Markdown?", "What do I have to set up for pages in Markdown?"],
+        ),
         # "and how many" going on with a question asked inside the first is one question, not two
         (
             "How do I set how many history lines zsh keeps in memory and how many it saves to the file?",
@@ -1109,3 +1123,21 @@ def test_a_claim_of_two_quotes_shows_each_as_its_own():
         shown_claim(twice)
         == "`history-size` (int): Size of the persistent ~/.tig_history file. Default is 500."
     )
+
+
+def test_a_situation_is_context_never_the_topic_nor_a_focus_word():
+    from research_engine.engine.extractive.plan import plan_of
+
+    plans = plan_of(
+        {
+            "objective": "I want the nightly build to fail on any warning. Which option does that, and is it "
+            "safe to use?",
+            "recency": "any",
+        }
+    )
+    assert (
+        plans[0].text == "Which option does that, given that I want the nightly build to fail on any warning?"
+    )
+    assert all("given" not in p.focus for p in plans)
+    # a topic ending in a pronoun has no counter-question ("limitations and drawbacks of option does that")
+    assert not any(p.angle == "counter" for p in plans), [p.text for p in plans]
