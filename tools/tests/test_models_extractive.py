@@ -182,8 +182,8 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
         ),
         # "Is there X ..., and since which version does it exist?": "it" is X
         (
-            "Is there a built-in Sphinx extension that reports slow documents, and since which version does it "
-            "exist?",
+            "Is there a built-in Sphinx extension that reports slow documents, and since which version "
+            "does it exist?",
             [
                 "Is there a built-in Sphinx extension that reports slow documents?",
                 "Since which version does a built-in Sphinx extension that reports slow documents exist?",
