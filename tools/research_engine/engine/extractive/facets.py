@@ -389,7 +389,7 @@ def _actor(clause: str) -> tuple[str, str] | None:
         return None
     said = m.group("rest").split()
     if said and said[0].lower() == "there":  # "Is there a built-in extension that ...": what there is
-        return " ".join(said[1:]), "" if len(said) > 1 else None
+        return (" ".join(said[1:]), "") if len(said) > 1 else None
     acted_on = bool(said) and said[0].lower() in _ASKERS
     if acted_on:
         said = said[2:]  # the asker and their verb: what they act on follows
