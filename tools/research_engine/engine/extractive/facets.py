@@ -79,9 +79,8 @@ _BARE_FOLLOW_UP_RE = re.compile(
     r"^(?:(?:since|from|in|until|by|for|with|at)\s+)?(?:which|what|when|why|how|where)(?:\s+\w+)?$",
     re.IGNORECASE,
 )
-_AUXILIARY_START_RE = re.compile(
-    r"^(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)\b", re.IGNORECASE
-)
+_AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
+_AUXILIARY_START_RE = re.compile(rf"^{_AUX}\b", re.IGNORECASE)
 # Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
 _EDGE_WORDS = frozenset(
     [
@@ -345,7 +344,6 @@ def _resolved(clause: str, first: Facet) -> str:
     return _PRONOUN_RE.sub(swap, clause, count=1)
 
 
-_AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
 # "does it allow": "it" does something. Never after "is" or "has" ("is it supported" is done to it).
 _SUBJECT_PRONOUN_RE = re.compile(
     r"\b(does|do|did|can|could|should|would|will)\s+(?:it|they)\b", re.IGNORECASE
@@ -353,6 +351,7 @@ _SUBJECT_PRONOUN_RE = re.compile(
 _ACTOR_RE = re.compile(
     rf"^(?:how|what|why|when|where|which)\b(?:\s+[\w.+-]+){{0,3}}?\s+{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE
 )
+_ASKED_YES_NO_RE = re.compile(rf"^{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)  # "Does Django support ..."
 _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
     r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
     rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
@@ -384,7 +383,7 @@ def _actor(clause: str) -> tuple[str, str] | None:
     asked = _who_did(clause)
     if asked:
         return asked, ""
-    m = _ACTOR_RE.match(clause) or re.match(rf"^{_AUX}\s+(?P<rest>.+)$", clause, re.IGNORECASE)
+    m = _ACTOR_RE.match(clause) or _ASKED_YES_NO_RE.match(clause)
     if m is None:
         return None
     said = m.group("rest").split()
