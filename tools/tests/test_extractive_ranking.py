@@ -13,7 +13,7 @@ import pytest
 from test_extractive_reference_docs import source
 
 from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
-from research_engine.engine.extractive import features, ranker
+from research_engine.engine.extractive import facets, features, ranker
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.picking import RULES, Chosen, read_candidates
 from research_engine.engine.extractive.plan import plan_of
@@ -265,3 +265,30 @@ def test_a_how_to_keeps_an_option_entry_whose_term_the_question_does_not_name():
     assert entry.scored.answers
     off_question = next(r for r in RULES if r.name == "entry-term-off-question")
     assert not off_question.skips(entry, Chosen(view, 5, 3, 1.0))
+
+
+def test_a_situation_is_context_and_the_question_is_about_what_it_leans_on():
+    # "them" is the situation's subject; "missing" and "archive" only say where the asker stands.
+    view = _view(
+        "How can I make tar keep them, given that symbolic links inside my backup directory are missing "
+        "from the restored archive?"
+    )
+    assert {"symbol", "link"} <= view.subject or {"symbolic", "link"} <= view.subject
+    assert not view.subject & {"miss", "missing", "restor", "archiv"}
+    assert not view.core & {"miss", "restor", "archiv", "symbol", "symbolic", "link"}
+    # A question naming its own topic takes nothing from the situation.
+    assert facets.situation_referent("Which option sets the block size", "my tape drive rejects writes") == ""
+    # The asker as the situation's subject: the whole situation is what "that" means.
+    situation = "I want the nightly job to stop whenever a test fails"
+    assert facets.situation_referent("Which flag does that", situation) == situation
+    assert facets.situation_referent("How do I silence them", "the same warnings appear in every log") == (
+        "the same warnings"
+    )
+
+
+def test_a_question_that_names_nothing_in_its_situation_is_about_the_situation():
+    view = _view(
+        "What is going on, given that the mail log is full of rejected bounces for addresses nobody owns?"
+    )
+    assert {"bounc", "log"} <= view.subject or {"bounce", "log"} <= view.subject
+    assert "going" not in view.subject

@@ -484,3 +484,51 @@ def _third_person(verb: str) -> str:
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+def situation_parts(question: str) -> tuple[str, str]:
+    """A planned question and the situation it was asked in: "How can I get msgfmt to include them, given
+    that entries flagged as fuzzy are missing ..." -> ("How can I get msgfmt to include them", "entries
+    flagged as fuzzy are missing ..."); ("...", "") when it states none."""
+    asked, given, situation = question.partition(", given that ")
+    if not given:
+        return question, ""
+    return asked, situation.split(", given that ")[0].strip().rstrip(" ?")
+
+
+def situation_referent(asked: str, situation: str) -> str:
+    """What of the situation the asked clause leans on: nothing when it names its own topic; the
+    situation's subject ("entries flagged as fuzzy in my .po file" of "... are missing from the catalog")
+    when it says "them", "it" or "ones"; all of it when that subject is the asker ("I want the build to fail
+    ...; which option does that?") or its verb cannot be told."""
+    if not _LEANS_ON_RE.search(asked):
+        return ""
+    said = situation.split()
+    if not said or said[0].lower() in _PERSONAL:
+        return situation
+    bare = [w.strip("\"',.;:()").lower() for w in said] + [""]
+    plural = [w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in bare]
+    verb_tests = (
+        lambda i: bare[i] in _FINITE,  # "are missing", "never show up"
+        lambda i: plural[i] and bare[i + 1] in _AFTER_VERB,  # "appears in two menus", "takes a long time"
+        lambda i: plural[i - 1] and not plural[i] and bare[i + 1] in _AFTER_VERB,  # "warnings appear in"
+    )
+    for is_verb in verb_tests:
+        found = next((i for i in range(1, len(said)) if is_verb(i)), None)
+        if found is not None:
+            return " ".join(said[:found])
+    return situation
+
+
+_LEANS_ON_RE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|ones?)\b", re.IGNORECASE)
+_PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
+# A finite verb's tell-tales where no tagger is at hand: an auxiliary, modal or negation ("are missing",
+# "never show up") or a verb in -s before what a verb takes ("appears in two menus", "takes a long time").
+_FINITE = frozenset(
+    "is are was were be been has have had do does did don't doesn't didn't can cannot can't could will won't "
+    "would should may might must never always no longer still".split()  # noqa: SIM905
+)
+_AFTER_VERB = frozenset(
+    "a an the my our your its their this these those some no all every in on at to from for with by into "
+    "of up out down off over under about as after before when if".split()  # noqa: SIM905
+)

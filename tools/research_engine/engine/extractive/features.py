@@ -40,6 +40,7 @@ from research_engine.answering import (
     with_parts,
 )
 from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING_START_RE, SentenceCandidate
+from research_engine.engine.extractive.facets import situation_parts, situation_referent
 from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
 from research_engine.engine.extractive.targets import Target, plan_targets
 from research_engine.engine.extractive.text import about_the_page, tokens
@@ -57,8 +58,15 @@ LONG_WORDS = 40  # a sentence this long has said what it says: the length featur
 PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
 # A sentence that states its answer later ("... can be protected by following the steps below.")
 DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\s*[.:]$", re.I)
-PROCEDURE_VERB_RE = re.compile(
-    r"^\s*how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one)|to)\s+(\w+)", re.I
+# What a question asked within a situation may say without naming anything: "What is going on?", "Why does
+# that happen?", "What are the usual causes?", "What can I change?" (stems, as `tokens` gives them).
+VACUOUS_TERMS = frozenset(
+    "go going happen mean caus usual common reason wrong problem fix chang need explain issu".split()  # noqa: SIM905
+)
+PROCEDURE_VERB_RE = re.compile(  # the asker's verb: "How do I enable ...", "Can I still get ...", "Is there a way to"
+    r"^\s*(?:how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one)|to)|(?:can|could)\s+(?:i|we|you|one)"
+    r"(?:\s+still)?|is\s+there\s+a\s+way\s+to)\s+(\w+)",
+    re.I,
 )
 DIFFERENCE_RE = re.compile(r"\b(?:difference|differences|differ|compare[ds]?|comparing|versus|vs)\b", re.I)
 CONTRAST_RE = re.compile(
@@ -122,6 +130,15 @@ def question_view(
     subject = asked_for(question) or (
         {t for t in target.focus if t not in context and not VERSION_TERM_RE.fullmatch(t)} or target.focus
     )
+    # A situation stated with the question ("..., given that entries flagged as fuzzy are missing from the
+    # compiled catalog") is context: what the question is about is its own clause and what of the situation
+    # that clause leans on ("include them": the entries flagged as fuzzy), not "missing" or "compiled".
+    asked, situation = situation_parts(question)
+    if situation:
+        own = set(tokens(asked)) | set(tokens(situation_referent(asked, situation)))
+        subject = {t for t in subject if t in own} or subject
+        if not subject - VACUOUS_TERMS:  # "What is going on, given that ...", "What are the usual causes"
+            subject = (subject | set(tokens(situation))) - VACUOUS_TERMS
     scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)} | set(PRODUCT_VERSION_RE.findall(question))
     ranking = [t for t in query if t not in scope] or query
     kind = expected_kind(question)
@@ -156,6 +173,8 @@ def question_view(
         # The asker's verb ("restrict", "enable") is how the question is put, not what it is about.
         verb = PROCEDURE_VERB_RE.match(question)
         about = subject - {fold(verb.group(1).lower())} if verb else subject
+        if situation:  # what the answer must name is in the question's own words, not the situation's
+            about &= set(tokens(asked))
         view.core = _core_terms(about, idf_table([c.terms for c in candidates]))
     return view
 
