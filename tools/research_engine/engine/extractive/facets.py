@@ -525,10 +525,10 @@ _PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
 # A finite verb's tell-tales where no tagger is at hand: an auxiliary, modal or negation ("are missing",
 # "never show up") or a verb in -s before what a verb takes ("appears in two menus", "takes a long time").
 _FINITE = frozenset(
-    "is are was were be been has have had do does did don't doesn't didn't can cannot can't could will won't "
-    "would should may might must never always no longer still".split()  # noqa: SIM905
+    "is are was were be been has have had do does did don't doesn't didn't can cannot can't could will won't "  # noqa: SIM905
+    "would should may might must never always no longer still".split()
 )
 _AFTER_VERB = frozenset(
-    "a an the my our your its their this these those some no all every in on at to from for with by into "
-    "of up out down off over under about as after before when if".split()  # noqa: SIM905
+    "a an the my our your its their this these those some no all every in on at to from for with by into "  # noqa: SIM905
+    "of up out down off over under about as after before when if".split()
 )

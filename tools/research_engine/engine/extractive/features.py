@@ -63,7 +63,8 @@ DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\
 VACUOUS_TERMS = frozenset(
     "go going happen mean caus usual common reason wrong problem fix chang need explain issu".split()  # noqa: SIM905
 )
-PROCEDURE_VERB_RE = re.compile(  # the asker's verb: "How do I enable ...", "Can I still get ...", "Is there a way to"
+# The asker's verb: "How do I enable ...", "Can I still get ...", "Is there a way to keep ..."
+PROCEDURE_VERB_RE = re.compile(
     r"^\s*(?:how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one)|to)|(?:can|could)\s+(?:i|we|you|one)"
     r"(?:\s+still)?|is\s+there\s+a\s+way\s+to)\s+(\w+)",
     re.I,
