@@ -292,3 +292,27 @@ def test_a_question_that_names_nothing_in_its_situation_is_about_the_situation()
     )
     assert {"bounc", "log"} <= view.subject or {"bounce", "log"} <= view.subject
     assert "going" not in view.subject
+
+
+def _plan(objective: str) -> list[str]:
+    return [q.text for q in plan_of({"objective": objective, "claim_types": ["technical"], "recency": "5y"})]
+
+
+def test_a_situation_of_several_sentences_stays_one_context_for_the_closing_question():
+    (question,) = _plan(
+        "Our build machine has no network access; the package index is mirrored on a local disk. "
+        "How do I point pip at it?"
+    )
+    assert question.startswith("How do I point pip at it, given that our build machine has no network access")
+    assert "the package index is mirrored on a local disk?" in question
+
+
+def test_a_follow_up_whose_pronoun_stands_for_the_situation_is_left_as_asked():
+    questions = _plan(
+        'Since the upgrade, cron mails me lines saying "bad minute". What do they mean, and how do I make '
+        "them stop?"
+    )
+    assert questions[1].startswith("How do I make them stop, given that")
+    # No "what changed regarding that happen": a time question needs a topic of its own.
+    questions = _plan("Nightly backups are sometimes empty. Why does that happen and what can I change?")
+    assert not any("regarding that" in q for q in questions)

@@ -268,6 +268,8 @@ def _situation_as_context(text: str) -> str:
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    # One clause, so a later split on ";" cannot cut it.
+    situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
     first, _, rest = situation.partition(" ")
     if first.lower() in _DETERMINERS:
         situation = f"{first.lower()} {rest}"
@@ -282,7 +284,9 @@ def _situation_as_context(text: str) -> str:
     return f"{question}{given}?"
 
 
-_SITUATION_RE = re.compile(r"^(?P<situation>[^?;]{12,}?)(?:;|\.|:)\s+(?P<question>[^?;]+\?)$")
+# The situation is every statement before the closing question, one sentence or several ("My server cannot
+# deliver mail directly; our provider wants ... password. How do I configure Postfix for that?").
+_SITUATION_RE = re.compile(r"^(?P<situation>[^?]{12,})[;.:]\s+(?P<question>(?:(?![.;:]\s)[^?])+\?)$")
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
@@ -320,6 +324,10 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
+    if _PRONOUN_LED_RE.match(topic):
+        # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too;
+        # both stand for the situation, which each question carries already.
+        return clause
     actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
     if actor:
         # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
@@ -358,6 +366,7 @@ _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes
     re.I,
 )
 _GIVEN_RE = re.compile(r",\s+given that .*$")
+_PRONOUN_LED_RE = re.compile(r"^(?:it|its|they|them|their|this|that|these|those|ones?)\b", re.IGNORECASE)
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
 
 
@@ -502,7 +511,9 @@ def situation_referent(asked: str, situation: str) -> str:
     when it says "them", "it" or "ones"; all of it when that subject is the asker ("I want the build to fail
     ...; which option does that?") or its verb cannot be told."""
     if not _LEANS_ON_RE.search(asked):
-        return ""
+        # "that" alone stands for the whole situation ("Which option does that?", "Why does that happen?");
+        # "that file" names its own topic.
+        return situation if _STANDS_FOR_ALL_RE.search(asked) else ""
     said = situation.split()
     if not said or said[0].lower() in _PERSONAL:
         return situation
@@ -520,7 +531,11 @@ def situation_referent(asked: str, situation: str) -> str:
     return situation
 
 
-_LEANS_ON_RE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|ones?)\b", re.IGNORECASE)
+_LEANS_ON_RE = re.compile(r"\b(?:it|its|they|them|their|these|those|ones?)\b", re.IGNORECASE)
+_STANDS_FOR_ALL_RE = re.compile(
+    r"\b(?:that|this)\s*$|\b(?:does|do|did|can|could|will|would|should|is|was)\s+(?:that|this)\b",
+    re.IGNORECASE,
+)
 _PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
 # A finite verb's tell-tales where no tagger is at hand: an auxiliary, modal or negation ("are missing",
 # "never show up") or a verb in -s before what a verb takes ("appears in two menus", "takes a long time").

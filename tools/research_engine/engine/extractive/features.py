@@ -175,7 +175,7 @@ def question_view(
         verb = PROCEDURE_VERB_RE.match(question)
         about = subject - {fold(verb.group(1).lower())} if verb else subject
         if situation:  # what the answer must name is in the question's own words, not the situation's
-            about &= set(tokens(asked))
+            about = about & set(tokens(asked))  # a new set: `about` may be `subject` itself
         view.core = _core_terms(about, idf_table([c.terms for c in candidates]))
     return view
 

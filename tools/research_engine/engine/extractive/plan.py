@@ -92,7 +92,7 @@ _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
 _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
 # A topic that is only a pronoun's ("them back"): no counter-question can be asked of it.
 _LEANS_BACK_RE = re.compile(
-    r"^(?:it|they|them|its|their|this|these|those|ones)\b|\b(?:it|them|that|this|those)$", re.IGNORECASE
+    r"^(?:it|they|them|its|their|this|that|these|those|ones)\b|\b(?:it|them|that|this|those)$", re.IGNORECASE
 )
 
 
