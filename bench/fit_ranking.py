@@ -1,6 +1,6 @@
 """Fit the extractive model's sentence ranking on the quality dev set, and validate it leave-one-set-out.
 
-    .venv/bin/python bench/fit_ranking.py RUNS_DIR [RUNS_DIR ...] [--devset FILE] [--l2 L ...]
+    .venv/bin/python bench/fit_ranking.py RUNS_DIR [RUNS_DIR ...] [--devset FILE ...] [--l2 L ...]
         [--write] [--loso DIR] [--card-result QUALITY_JSON]
 
 RUNS_DIR holds runs kept by `bench/quality.py --runs-dir` (one directory per objective). For every
@@ -272,10 +272,10 @@ def line(name: str, f: dict[str, Any]) -> str:
     )
 
 
-def load_cases(runs_dirs: list[Path], devset: Path) -> list[Case]:
+def load_cases(runs_dirs: list[Path], devsets: list[Path]) -> list[Case]:
     from quality import load_devset
 
-    _, objectives, _ = load_devset(devset)
+    objectives = [obj for devset in devsets for obj in load_devset(devset)[1]]
     cases = []
     for obj in objectives:
         for runs in runs_dirs:
@@ -298,7 +298,7 @@ def cached_cases(args: argparse.Namespace) -> list[Case]:
         + (ROOT / "tools" / "research_engine" / "answering.py").read_bytes()
         + Path(__file__).read_bytes()
         + "|".join(str(r.resolve()) for r in args.runs).encode()
-        + args.devset.read_bytes()
+        + b"".join(d.read_bytes() for d in args.devset)
     ).hexdigest()
     if args.cache.is_file():
         stored_key, cases = pickle.loads(args.cache.read_bytes())
@@ -312,7 +312,9 @@ def cached_cases(args: argparse.Namespace) -> list[Case]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="runs kept by bench/quality.py --runs-dir")
-    parser.add_argument("--devset", type=Path, default=ROOT / "bench" / "quality_devset.yaml")
+    parser.add_argument(
+        "--devset", type=Path, action="append", help="a dev set (repeat; default bench/quality_devset.yaml)"
+    )
     parser.add_argument("--l2", type=float, action="append", help=f"L2 penalties to try (default {L2_GRID})")
     parser.add_argument(
         "--on-page",
@@ -329,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the read runs in this pickle (reused while the features do not change)",
     )
     args = parser.parse_args(argv)
+    args.devset = args.devset or [ROOT / "bench" / "quality_devset.yaml"]
     cases = cached_cases(args)
     if not cases:
         print("fit_ranking: no kept runs of dev-set objectives in " + ", ".join(map(str, args.runs)))
@@ -400,7 +403,7 @@ def fitted_on(cases: list[Case], args: argparse.Namespace, l2: float) -> dict[st
         commit += " with uncommitted changes (the commit shipping these weights)"
     return {
         "on": f"{len(cases)} dev-set runs ({', '.join(f'{k} {v}' for k, v in sorted(sets.items()))})",
-        "devset_sha256": hashlib.sha256(args.devset.read_bytes()).hexdigest()[:16],
+        "devset_sha256": hashlib.sha256(b"".join(d.read_bytes() for d in args.devset)).hexdigest()[:16],
         "at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
         "code": commit,
         "l2": l2,

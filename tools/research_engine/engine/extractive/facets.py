@@ -531,7 +531,10 @@ def situation_referent(asked: str, situation: str) -> str:
     return situation
 
 
-_LEANS_ON_RE = re.compile(r"\b(?:it|its|they|them|their|these|those|ones?)\b", re.IGNORECASE)
+# "the first one" is a noun's stand-in, "which ones" a reference.
+_LEANS_ON_RE = re.compile(
+    r"\b(?:it|its|they|them|their|these|those|(?:which|of the)\s+ones)\b", re.IGNORECASE
+)
 _STANDS_FOR_ALL_RE = re.compile(
     r"\b(?:that|this)\s*$|\b(?:does|do|did|can|could|will|would|should|is|was)\s+(?:that|this)\b",
     re.IGNORECASE,

@@ -61,7 +61,7 @@ DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\
 # What a question asked within a situation may say without naming anything: "What is going on?", "Why does
 # that happen?", "What are the usual causes?", "What can I change?" (stems, as `tokens` gives them).
 VACUOUS_TERMS = frozenset(
-    "go going happen mean caus usual common reason wrong problem fix chang need explain issu".split()  # noqa: SIM905
+    "go going happen mean caus usual common reason wrong problem fix chang need explain issu one".split()  # noqa: SIM905
 )
 # The asker's verb: "How do I enable ...", "Can I still get ...", "Is there a way to keep ..."
 PROCEDURE_VERB_RE = re.compile(
@@ -134,12 +134,16 @@ def question_view(
     # A situation stated with the question ("..., given that entries flagged as fuzzy are missing from the
     # compiled catalog") is context: what the question is about is its own clause and what of the situation
     # that clause leans on ("include them": the entries flagged as fuzzy), not "missing" or "compiled".
+    # A how-to's core terms are still read from all of it: a situation often puts the words the documentation
+    # uses for the case ("a long time ... in a huge repository": "In repositories with a long commit history
+    # ... set this option").
+    stated = subject
     asked, situation = situation_parts(question)
     if situation:
         own = set(tokens(asked)) | set(tokens(situation_referent(asked, situation)))
         subject = {t for t in subject if t in own} or subject
-        if not subject - VACUOUS_TERMS:  # "What is going on, given that ...", "What are the usual causes"
-            subject = (subject | set(tokens(situation))) - VACUOUS_TERMS
+        if not subject - VACUOUS_TERMS:  # "What is going on, given that ...", "Which ones does ... look at"
+            subject = (own - VACUOUS_TERMS) or (set(tokens(situation)) - VACUOUS_TERMS)
     scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)} | set(PRODUCT_VERSION_RE.findall(question))
     ranking = [t for t in query if t not in scope] or query
     kind = expected_kind(question)
@@ -173,9 +177,7 @@ def question_view(
     if procedure:
         # The asker's verb ("restrict", "enable") is how the question is put, not what it is about.
         verb = PROCEDURE_VERB_RE.match(question)
-        about = subject - {fold(verb.group(1).lower())} if verb else subject
-        if situation:  # what the answer must name is in the question's own words, not the situation's
-            about = about & set(tokens(asked))  # a new set: `about` may be `subject` itself
+        about = stated - {fold(verb.group(1).lower())} if verb else stated
         view.core = _core_terms(about, idf_table([c.terms for c in candidates]))
     return view
 
