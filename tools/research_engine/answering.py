@@ -66,7 +66,9 @@ KIND_PHRASES: dict[AnswerKind, str] = {
 _NOT_AUX = r"(?!(?:does|do|did|can|could|should|would|will|has|have)\b)"
 _CHANGED = r"what (?:has |have )?changed|ha(?:s|ve) \w+ changed"  # asks what changed
 _VERSION_Q = re.compile(
-    rf"\b(?:(?:which|what|since|from|in)\s+(?:{_NOT_AUX}\w+\s+){{0,2}}?(?:versions?|releases?)\b|since when|"
+    # "since which version", "in which release"; not "a patch from an old version of a tree" (no question)
+    rf"\b(?:(?:(?:since|from|in)\s+)?(?:which|what)\s+(?:{_NOT_AUX}\w+\s+){{0,2}}?(?:versions?|releases?)\b|"
+    r"since when|"
     r"when\s+(?:was|were|did|is|does)\b.*\b(?:add\w*|introduc\w*|remov\w*|deprecat\w*|releas\w*|"
     rf"drop\w*|chang\w*|support\w*)|what year|{_CHANGED})",
     re.IGNORECASE,

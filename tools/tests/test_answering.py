@@ -45,6 +45,9 @@ from research_engine.terms import phrasal_compounds, synonyms
         ("Is there a way to make tig wrap long lines?", AnswerKind.PROCEDURE),
         ("Can I use SQLite from several threads at once?", AnswerKind.YES_NO),
         ("How does the asyncio event loop schedule tasks?", AnswerKind.EXPLANATION),
+        # a version the question mentions is not one it asks for
+        ("Which rsync option should I use to copy an old version of a tree over a new one?", AnswerKind.NAME),
+        ("In which release did cron stop mailing empty output?", AnswerKind.VERSION),
     ],
 )
 def test_the_kind_of_answer_a_question_asks_for(question, kind):

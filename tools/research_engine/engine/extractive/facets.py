@@ -271,7 +271,8 @@ def _situation_as_context(text: str) -> str:
     # One clause, so a later split on ";" cannot cut it.
     situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
     first, _, rest = situation.partition(" ")
-    if first.lower() in _DETERMINERS:
+    # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
+    if first != "I" and (first.lower() in _DETERMINERS or first.lower() in STOP_WORDS):
         situation = f"{first.lower()} {rest}"
     question = f"{question[0].upper()}{question[1:]}"
     # The situation goes with each question asked in it, whose "them" or "ones" it says ("How can I get msgfmt
@@ -347,7 +348,9 @@ def _resolved(clause: str, first: Facet) -> str:
 
     def swap(m: re.Match[str]) -> str:
         word = m.group(1).lower()
-        return f"{topic}'s" if word in ("its", "their") else topic
+        if word not in ("its", "their"):
+            return topic
+        return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
     return _PRONOUN_RE.sub(swap, clause, count=1)
 
