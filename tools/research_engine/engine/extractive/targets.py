@@ -70,7 +70,7 @@ def target_for(brief: dict[str, Any], sq: dict[str, Any]) -> Target:
     for p in plan:
         if p.text == text:
             return Target(p.text, p.angle, set(tokens(p.text)), p.focus, p.items)
-    terms = set(tokens(text))
+    terms = set(tokens(text.replace(", given that ", ", ")))  # "given" joins a situation on, as in the plan
     common = common_terms([p.text for p in plan] + [text])
     return Target(text, str(sq.get("angle") or Angle.ENTITY), terms, (terms - common) or terms)
 
