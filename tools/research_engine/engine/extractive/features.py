@@ -134,9 +134,6 @@ def question_view(
     # A situation stated with the question ("..., given that entries flagged as fuzzy are missing from the
     # compiled catalog") is context: what the question is about is its own clause and what of the situation
     # that clause leans on ("include them": the entries flagged as fuzzy), not "missing" or "compiled".
-    # A how-to's core terms are still read from all of it: a situation often puts the words the documentation
-    # uses for the case ("a long time ... in a huge repository": "In repositories with a long commit history
-    # ... set this option").
     stated = subject
     asked, situation = situation_parts(question)
     if situation:
@@ -177,6 +174,9 @@ def question_view(
     if procedure:
         # The asker's verb ("restrict", "enable") is how the question is put, not what it is about.
         verb = PROCEDURE_VERB_RE.match(question)
+        # Its core terms are read from all the question says, situation included: a situation often puts the
+        # documentation's own words for the case ("takes a long time ... in a huge repository": "In
+        # repositories with a long commit history it is advised to set this option ...").
         about = stated - {fold(verb.group(1).lower())} if verb else stated
         view.core = _core_terms(about, idf_table([c.terms for c in candidates]))
     return view
