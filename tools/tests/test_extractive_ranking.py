@@ -283,6 +283,9 @@ def test_a_situation_is_context_and_the_question_is_about_what_it_leans_on():
     assert facets.situation_referent("How do I silence them", "the same warnings appear in every log") == (
         "the same warnings"
     )
+    # A bare name is the actor: "it" is what the situation says of it.
+    situation = "rsync takes hours to compare a tree of small files"
+    assert facets.situation_referent("How can I make it finish sooner", situation) == situation
 
 
 def test_a_question_that_names_nothing_in_its_situation_is_about_the_situation():

@@ -530,7 +530,10 @@ def situation_referent(asked: str, situation: str) -> str:
     for is_verb in verb_tests:
         found = next((i for i in range(1, len(said)) if is_verb(i)), None)
         if found is not None:
-            return " ".join(said[:found])
+            subject = " ".join(said[:found])
+            # A bare name ("tig takes a long time to show the commit list") is the actor, not what the
+            # pronoun stands for ("make it load faster": the commit list): then all of the situation is.
+            return subject if len(tokens(subject)) >= 2 else situation
     return situation
 
 
