@@ -280,8 +280,8 @@ def test_a_situation_is_context_and_the_question_is_about_what_it_leans_on():
     # The asker as the situation's subject: the whole situation is what "that" means.
     situation = "I want the nightly job to stop whenever a test fails"
     assert facets.situation_referent("Which flag does that", situation) == situation
-    assert facets.situation_referent("How do I silence them", "the same warnings appear in every log") == (
-        "the same warnings"
+    assert facets.situation_referent("How do I silence them", "deprecation warnings appear in every log") == (
+        "deprecation warnings"
     )
     # A bare name is the actor: "it" is what the situation says of it.
     situation = "rsync takes hours to compare a tree of small files"
