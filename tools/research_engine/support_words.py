@@ -60,6 +60,7 @@ MULTIWORD = (
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
+    (re.compile(r"\bat least\b"), "at_least"),
     (re.compile(r"\brather than\b"), "rather_than"),
     (re.compile(r"\bcannot\b"), "can not"),
     (re.compile(r"\bwon['’]t\b"), "will not"),
@@ -175,6 +176,38 @@ def _derived_table() -> dict[str, frozenset[str]]:
             continue
         word_stem, *others = line.split()
         table.setdefault(word_stem, set()).update(others)
+    return {s: frozenset(others) for s, others in table.items()}
+
+
+# Each word's antonyms in WordNet 3.0 ("enable"/"disable", "required"/"optional"), as stems: a sentence
+# that puts one where its claims write the other contradicts them. tools/build_word_tables.py says how.
+ANTONYM_WORDS_FILE = Path(__file__).with_name("support_antonym_words.txt")
+# Directions WordNet leaves out (prepositions and comparatives): the same kind of opposite.
+DIRECTION_PAIRS = (
+    ("before", "after"), ("earlier", "later"), ("previous", "next"), ("preceding", "following"),
+    ("above", "below"), ("upper", "lower"), ("higher", "lower"), ("more", "fewer"), ("more", "less"),
+    ("larger", "smaller"), ("maximum", "minimum"), ("at_least", "at_most"), ("older", "newer"),
+)  # fmt: skip
+
+DIRECTION_WORDS = frozenset(w for pair in DIRECTION_PAIRS for w in pair)
+
+
+def antonym_stems(word_stem: str) -> frozenset[str]:
+    """The stems of a stem's antonyms (none for most words); the table is read when first asked."""
+    return _antonym_table().get(word_stem, frozenset())
+
+
+@lru_cache(maxsize=1)
+def _antonym_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for line in ANTONYM_WORDS_FILE.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        word_stem, *others = line.split()
+        table.setdefault(word_stem, set()).update(others)
+    for a, b in DIRECTION_PAIRS:
+        table.setdefault(stem(a), set()).add(stem(b))
+        table.setdefault(stem(b), set()).add(stem(a))
     return {s: frozenset(others) for s, others in table.items()}
 
 
