@@ -44,13 +44,13 @@ from functools import lru_cache
 from typing import Any
 
 from research_engine import prose
+from research_engine import support_opposites as opposites
 from research_engine.support_words import (
     BOUND_WORDS,
     BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
-    DIRECTION_WORDS,
     NEGATING_VERBS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
@@ -60,7 +60,6 @@ from research_engine.support_words import (
     ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
-    antonym_stems,
     STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
@@ -85,7 +84,6 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
-ANTONYM_REACH = 2  # the content words each side of a word that say what it is said of
 
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
@@ -166,7 +164,10 @@ class Held:
     numbers: list[prose.StatedNumber]
     code: set[str]  # code tokens' bases (call arguments dropped), case folded
     words: set[str]  # every token, case folded
-    around: dict[str, set[str]]  # a word's stem -> the content stems beside it (`ANTONYM_REACH` each side)
+    around: dict[str, set[str]]  # a word's stem -> the content stems beside it (`opposites.REACH` each side)
+    left: dict[str, set[str]]  # a word's stem -> the content stem just before it in its clause
+    right: dict[str, set[str]]  # ... and just after it
+    tokens: list[str]  # the claims' tokens, one claim after another
 
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
@@ -190,7 +191,10 @@ class Held:
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens) | prefixed,
-            around=_around(tokens),
+            around=opposites.around(tokens),
+            left=opposites.sides(tokens)[0],
+            right=opposites.sides(tokens)[1],
+            tokens=tokens,
         )
 
     def merged(self, other: Held) -> Held:
@@ -211,10 +215,10 @@ class Held:
             numbers=self.numbers + other.numbers,
             code=self.code | other.code,
             words=self.words | other.words,
-            around={
-                k: self.around.get(k, set()) | other.around.get(k, set())
-                for k in {*self.around, *other.around}
-            },
+            around=opposites.merged(self.around, other.around),
+            left=opposites.merged(self.left, other.left),
+            right=opposites.merged(self.right, other.right),
+            tokens=[*self.tokens, ".", *other.tokens],
         )
 
 
@@ -509,7 +513,8 @@ class Judge:
             flipped = [f for f in negative_forms(token) if f in held.affirmed_words and f not in STOP]
             if flipped:
                 faults.append(f"{token} (the claim: {flipped[0]})")
-        faults += _antonyms(tokens, negated, sentence_stems, held)
+        faults += opposites.antonyms(tokens, negated, sentence_stems, held.stems, held.affirmed, held.around)
+        faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
@@ -560,51 +565,6 @@ class Judge:
                     index.setdefault(s, set()).add(clm)
             self._index = index
         return self._index
-
-
-STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha()) - {stem(w) for w in DIRECTION_WORDS}
-
-
-def _around(tokens: list[str]) -> dict[str, set[str]]:
-    """Each word's stem with the content words' stems beside it, up to a clause's end: what it is said of."""
-    out: dict[str, set[str]] = {}
-    for i, token in enumerate(tokens):
-        if token[0].isalpha():
-            out.setdefault(stem(token), set()).update(_beside(tokens, i))
-    return out
-
-
-def _beside(tokens: list[str], at: int) -> set[str]:
-    out = set()
-    for step in (-1, 1):
-        j, seen = at + step, 0
-        while 0 <= j < len(tokens) and seen < ANTONYM_REACH and tokens[j][0].isalnum():
-            if tokens[j] not in STOP:
-                out.add(stem(tokens[j]))
-                seen += 1
-            j += step
-    return out
-
-
-def _antonyms(tokens: list[str], negated: set[int], sentence_stems: set[str], held: Held) -> list[str]:
-    """A word whose antonym the claims state plainly, said of the same words (one of the content words
-    beside it is beside the antonym in a claim), where the claims never write the word ("disabled" against
-    "enabled"); the sentence neither negates it ("not disabled" is "enabled") nor states the antonym too."""
-    out = []
-    for i, token in enumerate(tokens):
-        if i in negated or not token[0].isalpha() or (token in STOP and token not in DIRECTION_WORDS):
-            continue
-        word_stem = stem(token)
-        if word_stem in held.stems:
-            continue
-        opposite = [
-            a
-            for a in antonym_stems(word_stem)
-            if a in held.affirmed and a not in sentence_stems and a not in STOP_STEMS and held.around.get(a, set()) & _beside(tokens, i)
-        ]
-        if opposite:
-            out.append(f"{token} (the claim: {opposite[0]})")
-    return out
 
 
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
