@@ -191,5 +191,62 @@ def test_the_wordnet_tables_are_written_in_the_checks_stems():
     assert support_words.stem("verify") in support_words.derived_stems(support_words.stem("verification"))
     assert support_words.common_word("libraries") and support_words.common_word("sending")
     assert not support_words.common_word("libswscale") and not support_words.common_word("ksh")
-    for path in (support_words.DERIVED_WORDS_FILE, support_words.COMMON_WORDS_FILE):
+    assert support_words.stem("disable") in support_words.antonym_stems(support_words.stem("enabled"))
+    assert support_words.stem("after") in support_words.antonym_stems(support_words.stem("before"))
+    paths = (
+        support_words.DERIVED_WORDS_FILE,
+        support_words.COMMON_WORDS_FILE,
+        support_words.ANTONYM_WORDS_FILE,
+    )
+    for path in paths:
         assert "WordNet 3.0 Copyright 2006 by Princeton University" in path.read_text(encoding="utf-8")
+
+
+def test_an_antonym_said_of_the_claims_words_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: runtime-config-autovacuum.html
+        CLM_01="This parameter is on by default; however, track_counts must also be enabled for autovacuum "
+        "to work."
+    )
+    failed = judge.block("For autovacuum to work, track_counts must also be disabled [CLM-01].", 1)[0]
+    assert failed.kind == "contradiction" and "disabled (the claim: enabl)" in failed.faults[0].words
+    # negated, the antonym says what the claim says; the word itself is the claim's
+    assert _ok(judge, "For autovacuum to work, track_counts must not be disabled [CLM-01].")
+    assert _ok(judge, "For autovacuum to work, track_counts must be enabled as well [CLM-01].")
+
+
+def test_a_direction_flipped_on_the_same_words_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: functions-window.html, lag()
+        CLM_01="lag returns value evaluated at the row that is offset rows before the current row within the "
+        "partition."
+    )
+    assert _ok(judge, "lag() returns the value at the row offset rows before the current row [CLM-01].")
+    failed = judge.block("lag() returns the value at the row offset rows after the current row [CLM-01].", 1)
+    assert failed[0].kind == "contradiction"
+
+
+def test_an_antonym_said_of_other_words_is_no_contradiction():
+    judge = _judge(  # sqlite3-doc: lang_vacuum.html
+        CLM_01="The VACUUM command may change the ROWIDs of entries in any tables that do not have an "
+        "explicit INTEGER PRIMARY KEY."
+    )
+    # "lack" is "have"'s antonym, said here of what the claim negates: the same thing in other words
+    assert _ok(judge, "VACUUM may change the ROWIDs of entries in tables that lack an explicit INTEGER "
+               "PRIMARY KEY [CLM-01].")  # fmt: skip
+
+
+def test_two_of_the_claims_words_exchanged_are_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: protocol-flow.html
+        CLM_01="In the simple Query protocol, the frontend sends a textual query string, which is parsed and "
+        "immediately executed by the backend."
+    )
+    failed = judge.block(
+        "In the simple Query protocol, the backend sends a textual query string, which is parsed and "
+        "immediately executed by the frontend [CLM-01].",
+        1,
+    )[0]
+    assert failed.kind == "contradiction" and "backend and frontend exchanged" in failed.faults[0].words
+    # the same roles in the passive, and an order word moved, are the claim's
+    assert _ok(judge, "A textual query string sent by the frontend is parsed and executed at once by the "
+               "backend in the simple Query protocol [CLM-01].")  # fmt: skip
+    assert _ok(judge, "In the simple Query protocol the backend parses a textual query string the frontend "
+               "sends and executes it immediately [CLM-01].")  # fmt: skip
