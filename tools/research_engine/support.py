@@ -168,10 +168,12 @@ class Held:
     left: dict[str, set[str]]  # a word's stem -> the content stem just before it in its clause
     right: dict[str, set[str]]  # ... and just after it
     tokens: list[str]  # the claims' tokens, one claim after another
+    urls: set[str]  # the URLs the claims write (`plain` has none)
 
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
-        plain = prose.plain_text(" .\n".join(texts))  # a negation's reach ends with its text
+        raw = " .\n".join(texts)
+        plain = prose.plain_text(raw)  # a negation's reach ends with its text
         tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
@@ -195,6 +197,7 @@ class Held:
             left=opposites.sides(tokens)[0],
             right=opposites.sides(tokens)[1],
             tokens=tokens,
+            urls=_urls(raw),
         )
 
     def merged(self, other: Held) -> Held:
@@ -219,7 +222,13 @@ class Held:
             left=opposites.merged(self.left, other.left),
             right=opposites.merged(self.right, other.right),
             tokens=[*self.tokens, ".", *other.tokens],
+            urls=self.urls | other.urls,
         )
+
+
+def _urls(text: str) -> set[str]:
+    """The URLs a text writes, compared as code: case folded, closing punctuation and brackets dropped."""
+    return {m.group(0).casefold().rstrip(".,;:!?)]}'\"`>") for m in prose.URL_RE.finditer(text)}
 
 
 def stated_numbers(text: str) -> list[prose.StatedNumber]:
@@ -329,6 +338,7 @@ class Judge:
         self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
         self.question_numbers = stated_numbers(self.question)
+        self.question_urls = _urls(question)
         self.questions = sorted(
             {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
         )[::-1]
@@ -381,6 +391,12 @@ class Judge:
             fault = check(plain, tokens, held)
             if fault is not None:
                 out.append(fault)
+        pages = sorted(_urls(sentence) - held.urls - self.question_urls)  # a URL names a page: as code
+        if pages:
+            named = [f for f in out if f.kind == "name"]
+            out = [f for f in out if f.kind != "name"] + [
+                Fault("name", (*pages, *(named[0].words if named else ())))
+            ]
         return out
 
     def _without_questions(self, plain: str) -> str:

@@ -250,3 +250,30 @@ def test_two_of_the_claims_words_exchanged_are_a_contradiction():
                "backend in the simple Query protocol [CLM-01].")  # fmt: skip
     assert _ok(judge, "In the simple Query protocol the backend parses a textual query string the frontend "
                "sends and executes it immediately [CLM-01].")  # fmt: skip
+
+
+def test_a_repr_in_angle_brackets_is_text_and_its_figures_count():
+    judge = _judge(  # python-django-doc: intro/tutorial02.txt
+        CLM_01="Question.objects.all() now displays <QuerySet [<Question: Question object (1)>]>."
+    )
+    assert _ok(
+        judge, "Question.objects.all() now shows <QuerySet [<Question: Question object (1)>]> [CLM-01]."
+    )
+    failed = judge.block(
+        "Question.objects.all() now shows <QuerySet [<Question: Question object (2)>]> [CLM-01].", 1
+    )[0]
+    assert failed.kind == "number"
+    # an HTML tag is markup all the same
+    shown = "Question.objects.all() now <b>displays</b> <QuerySet [<Question: Question object (1)>]>"
+    assert _ok(judge, shown + " [CLM-01].")
+
+
+def test_a_url_is_compared_as_code():
+    judge = _judge(  # postgresql-doc-15: the preface's "Further Information"
+        CLM_01="The PostgreSQL wiki is at https://wiki.postgresql.org and holds the project's FAQ."
+    )
+    assert _ok(judge, "The project's FAQ is on the PostgreSQL wiki, https://wiki.postgresql.org. [CLM-01]")
+    failed = judge.block(
+        "The project's FAQ is on the PostgreSQL wiki at https://www.postgresql.org [CLM-01].", 1
+    )
+    assert failed[0].kind == "name" and "https://www.postgresql.org" in failed[0].faults[0].words
