@@ -60,7 +60,6 @@ from research_engine.support_words import (
     ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
-    STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
@@ -523,12 +522,7 @@ class Judge:
                 c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
-        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
-            if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
-                continue
-            flipped = [f for f in negative_forms(token) if f in held.affirmed_words and f not in STOP]
-            if flipped:
-                faults.append(f"{token} (the claim: {flipped[0]})")
+        faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
         faults += opposites.antonyms(tokens, negated, sentence_stems, held.stems, held.affirmed, held.around)
         faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None

@@ -10,7 +10,14 @@ when each stands, in the sentence, beside a word the claims put beside the other
 
 from __future__ import annotations
 
-from research_engine.support_words import DIRECTION_WORDS, ORDER_WORDS, STOP, antonym_stems, stem
+from research_engine.support_words import (
+    DIRECTION_WORDS,
+    ORDER_WORDS,
+    STOP,
+    antonym_stems,
+    negative_forms,
+    stem,
+)
 
 REACH = 2  # the content words each side of a word that say what it is said of
 MOVABLE = frozenset(stem(w) for w in ORDER_WORDS)  # "first reads" is "reads first": never exchanged
@@ -58,18 +65,45 @@ def antonyms(
         if i in negated or not token[0].isalpha() or (token in STOP and token not in DIRECTION_WORDS):
             continue
         word_stem = stem(token)
-        if word_stem in held_stems:
-            continue
+        near = beside(tokens, i)
+        if held_around.get(word_stem, set()) & near:
+            continue  # the claims say the word itself of the same words
         opposite = [
             a
             for a in sorted(antonym_stems(word_stem))
             if a in affirmed
             and a not in sentence_stems
             and a not in STOP_STEMS
-            and held_around.get(a, set()) & beside(tokens, i)
+            and held_around.get(a, set()) & near
         ]
         if opposite:
             out.append(f"{token} (the claim: {opposite[0]})")
+    return out
+
+
+def negatives(
+    tokens: list[str],
+    negated: set[int],
+    held_stems: set[str],
+    affirmed_words: set[str],
+    held_around: dict[str, set[str]],
+) -> list[str]:
+    """A word whose negative (un-, in-, non-, dis-) the claims state plainly instead ("visible" where they
+    write "invisible"). Where the claims write the word too, only when they say the negative, and never the
+    word, of the words the sentence says it of ("set to NEW" against "will be unset ... sets a default")."""
+    out = []
+    for i, token in enumerate(tokens):
+        if i in negated or not token.isalpha() or len(token) < 3:
+            continue
+        flipped = [f for f in negative_forms(token) if f in affirmed_words and f not in STOP]
+        word_stem = stem(token)
+        if flipped and word_stem in held_stems:
+            near = beside(tokens, i)
+            if held_around.get(word_stem, set()) & near:
+                continue
+            flipped = [f for f in flipped if held_around.get(stem(f), set()) & near]
+        if flipped:
+            out.append(f"{token} (the claim: {flipped[0]})")
     return out
 
 

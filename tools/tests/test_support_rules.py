@@ -277,3 +277,16 @@ def test_a_url_is_compared_as_code():
         "The project's FAQ is on the PostgreSQL wiki at https://www.postgresql.org [CLM-01].", 1
     )
     assert failed[0].kind == "name" and "https://www.postgresql.org" in failed[0].faults[0].words
+
+
+def test_a_negative_said_of_the_same_words_is_a_contradiction_where_the_claim_writes_the_word_elsewhere():
+    judge = _judge(  # postgresql-doc-15: sql-unlisten.html
+        CLM_01="UNLISTEN cancels any existing registration of the current PostgreSQL session as a listener "
+        "on the notification channel named channel."
+    )
+    assert _ok(judge, "UNLISTEN cancels the current session's registration as a listener on a notification "
+               "channel [CLM-01].")  # fmt: skip
+    failed = judge.block("LISTEN cancels any existing registration of the current PostgreSQL session as a "
+                         "listener on the notification channel [CLM-01].", 1)  # fmt: skip
+    words = [w for f in failed[0].faults if f.kind == "contradiction" for w in f.words]
+    assert failed[0].kind == "contradiction" and "listen (the claim: unlisten)" in words
