@@ -525,6 +525,7 @@ class Judge:
         faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
         faults += opposites.antonyms(tokens, negated, sentence_stems, held.stems, held.affirmed, held.around)
         faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
+        faults += opposites.reordered(tokens, held.stems, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:

@@ -11,6 +11,7 @@ when each stands, in the sentence, beside a word the claims put beside the other
 from __future__ import annotations
 
 from research_engine.support_words import (
+    BOUNDARY_WORDS,
     DIRECTION_WORDS,
     ORDER_WORDS,
     STOP,
@@ -20,6 +21,9 @@ from research_engine.support_words import (
 )
 
 REACH = 2  # the content words each side of a word that say what it is said of
+# Words that order two things: "X, then Y", "X before Y", "X until Y". "after" is "before" read the other
+# way, so only the same word is compared (a sentence may write either).
+SEQUENCE_WORDS = frozenset({"then", "before", "after", "until", "afterwards", "later"})
 MOVABLE = frozenset(stem(w) for w in ORDER_WORDS)  # "first reads" is "reads first": never exchanged
 STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha()) - {stem(w) for w in DIRECTION_WORDS}
 
@@ -163,3 +167,58 @@ def _order(tokens: list[str], x: str, y: str) -> int:
         elif token[0].isalnum() and (s := stem(token)) in (x, y):
             at.setdefault(s, len(at))
     return seen.pop() if len(seen) == 1 else 0
+
+
+def reordered(tokens: list[str], held_stems: set[str], held_tokens: list[str]) -> list[str]:
+    """Two of the claims' words on either side of an order word ("first X, then Y") where the claims have
+    them the other way round on either side of the same word, and never this way round."""
+    if SEQUENCE_WORDS.isdisjoint(tokens):
+        return []
+    mine = _ordered_pairs(tokens, held_stems)
+    if not mine:
+        return []
+    theirs = _ordered_pairs(held_tokens, {y for _, _, y in mine} | {x for x, _, _ in mine})
+    return [
+        f"{x} {word} {y} (the claim: {y} {word} {x})"
+        for x, word, y in sorted(mine)
+        if (y, word, x) in theirs and (x, word, y) not in theirs
+    ]
+
+
+def _ordered_pairs(tokens: list[str], anchors: set[str]) -> set[tuple[str, str, str]]:
+    """(x, order word, y) for the anchor words in the stretch before and the stretch after each order word:
+    up to a clause's end or another order word, a parenthesis passed over."""
+    plain = _without_parentheses(tokens)
+    out: set[tuple[str, str, str]] = set()
+    for at, word in enumerate(plain):
+        if word not in SEQUENCE_WORDS:
+            continue
+        before = _stretch(plain, range(at - 1, -1, -1)) & anchors
+        after = _stretch(plain, range(at + 1, len(plain))) & anchors
+        out.update((x, word, y) for x in before - after - MOVABLE for y in after - before - MOVABLE)
+    return out
+
+
+def _stretch(tokens: list[str], positions: range) -> set[str]:
+    out = set()
+    for j in positions:
+        token = tokens[j]
+        if token == ",":
+            continue  # "X, then Y": a comma joins what an order word orders
+        if not token[0].isalnum() or token in BOUNDARY_WORDS or token in SEQUENCE_WORDS:
+            break
+        if token not in STOP:
+            out.add(stem(token))
+    return out
+
+
+def _without_parentheses(tokens: list[str]) -> list[str]:
+    out, depth = [], 0
+    for token in tokens:
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth = max(0, depth - 1)
+        elif not depth:
+            out.append(token)
+    return out

@@ -290,3 +290,25 @@ def test_a_negative_said_of_the_same_words_is_a_contradiction_where_the_claim_wr
                          "listener on the notification channel [CLM-01].", 1)  # fmt: skip
     words = [w for f in failed[0].faults if f.kind == "contradiction" for w in f.words]
     assert failed[0].kind == "contradiction" and "listen (the claim: unlisten)" in words
+
+
+def test_two_things_ordered_the_other_way_round_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: sql-createindex.html, building indexes concurrently
+        CLM_01="In a concurrent index build, the index is actually entered as an invalid index into the "
+        "system catalogs in one transaction, then two table scans occur in two more transactions."
+    )
+    assert _ok(judge, "A concurrent index build enters the index into the system catalogs as invalid in one "
+               "transaction, then scans the table twice in two more transactions [CLM-01].")  # fmt: skip
+    reversed_order = (
+        "In a concurrent index build, two table scans occur first, then the index is entered into the "
+        "system catalogs as an invalid index [CLM-01]."
+    )
+    failed = judge.block(reversed_order, 1)
+    words = [w for f in failed[0].faults if f.kind == "contradiction" for w in f.words]
+    assert any("then" in w and "the claim:" in w for w in words)
+    # "after" orders the same two things the other way: it is compared with "after" only
+    after = (
+        "A concurrent index build runs two table scans in two more transactions after it enters the index "
+        "into the system catalogs as invalid in one transaction [CLM-01]."
+    )
+    assert _ok(judge, after)
