@@ -274,7 +274,7 @@ def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, 
     leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
     swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
     padded = [".", *tokens, "."]
-    sentence_stems = word_stems(tokens)
+    sentence_stems = {stem(t) for t in tokens if t.isalpha()}  # "ksh" in KSH_TYPESET is not "ksh" written
     out = []
     for i in range(1, len(padded) - 1):
         if padded[i] not in missing:

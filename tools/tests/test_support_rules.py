@@ -312,3 +312,18 @@ def test_two_things_ordered_the_other_way_round_is_a_contradiction():
         "into the system catalogs as invalid in one transaction [CLM-01]."
     )
     assert _ok(judge, after)
+
+
+def test_a_term_inside_an_identifier_is_not_the_term_written():
+    judge = _judge(  # postgresql-doc-15: monitoring-stats.html, pg_stat_ssl
+        CLM_01="The pg_stat_ssl view will contain one row per backend or WAL sender process, showing "
+        "statistics about SSL usage on this connection."
+    )
+    failed = judge.block(
+        "The pg_stat_ssl view has one row per backend or WAL sender process, showing statistics about tls "
+        "usage on this connection [CLM-01].",
+        1,
+    )[0]
+    assert failed.kind == "name" and "tls (the claim: ssl)" in failed.faults[0].words
+    assert _ok(judge, "The pg_stat_ssl view has one row per backend or WAL sender process, showing "
+               "statistics about SSL usage on this connection [CLM-01].")  # fmt: skip
