@@ -177,6 +177,7 @@ class Held:
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
         prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
+        sides = opposites.sides(tokens)
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),
@@ -193,8 +194,8 @@ class Held:
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens) | prefixed,
             around=opposites.around(tokens),
-            left=opposites.sides(tokens)[0],
-            right=opposites.sides(tokens)[1],
+            left=sides[0],
+            right=sides[1],
             tokens=tokens,
             urls=_urls(raw),
         )
