@@ -13,7 +13,8 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
   word is the claims' order); or a claim's negation whose words the sentence states without one where the
   claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
-  (un-, in-, non-, dis-) the claims use instead;
+  (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an order reversed
+  (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
   words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
   makes one (a purpose or a condition is one);
@@ -30,9 +31,10 @@ The objective and the sub-questions are context a sentence may restate: a questi
 sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).
 Lexical, deterministic and linear in the deliverable: the claims are prepared once per deliverable; only a
 sentence that fails looks at the other claims (through an index of their stems). A sentence whose every word
-is its claims' but that swaps their roles, or uses an antonym the claims never write, passes: that is the
-verifier's to judge (bench/faithfulness.py's `beyond_lexical`). Thresholds were chosen on the dev set's tune
-half (Django, PostgreSQL) and measured on its check half (Flask, SQLAlchemy); docs/architecture.md gives both.
+is its claims' but that swaps roles its words do not show, or uses an opposite WordNet does not list, passes:
+that is the verifier's to judge (bench/faithfulness.py's `beyond_lexical`). Thresholds were chosen on the dev
+set's tune half (Django, PostgreSQL) and measured on its check half (Flask, SQLAlchemy); docs/architecture.md
+gives both.
 """
 
 from __future__ import annotations
