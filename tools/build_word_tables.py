@@ -1,6 +1,6 @@
-"""Build the sentence-support check's two word tables from WordNet 3.0: the derived words
-(`research_engine/support_derived_words.txt`) and the common words
-(`research_engine/support_common_words.txt`).
+"""Build the sentence-support check's three word tables from WordNet 3.0: the derived words
+(`research_engine/support_derived_words.txt`), the common words (`research_engine/support_common_words.txt`)
+and the antonyms (`research_engine/support_antonym_words.txt`).
 
     python tools/build_word_tables.py WORDNET_DICT_DIR [--out-dir DIR]
 
@@ -16,6 +16,13 @@ adverb's adjective) in one of the word's `SENSES` most frequent senses that Word
 Common words. Every single word WordNet's sense-tagged corpus has seen at least `MIN_TAGGED` times: the
 words of ordinary English. A word outside it ("ksh", "libswscale") is a term or a name, which a writer does
 not paraphrase.
+
+Antonyms. A writer who puts a word's opposite where the claim has the word ("disabled" for "enabled",
+"decrease" for "increase") contradicts it. The table pairs the words WordNet marks as antonyms (its `!`
+pointers, word to word) when each is in one of its word's `ANTONYM_SENSES` most frequent senses; antonymy
+is symmetric: each pair is written both ways. An adjective's satellites against its head's antonym
+("required", a satellite of "obligatory", against "optional") were measured and left out: they brought no
+unfaithful sentence in and refused a faithful one (bench/results/faithfulness-s5.md).
 
 Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
 through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
@@ -35,6 +42,7 @@ from pathlib import Path
 from research_engine.support_words import stem  # the check's own stems: loading the tables is a split
 
 SENSES = 2
+ANTONYM_SENSES = 3  # an antonym pair's senses: technical words' senses are rarely in the tagged corpus
 MIN_TAGGED = 3  # a derivation's sense
 COMMON_MIN_TAGGED = 1  # a common word
 ALL_POS = ("noun", "verb", "adj", "adv")
@@ -155,6 +163,30 @@ def build(wordnet: Path) -> dict[str, set[str]]:
     return {w: others for w, others in table.items() if others}
 
 
+def antonyms(wordnet: Path) -> dict[str, set[str]]:
+    words, pointers = read_synsets(wordnet)
+    senses = read_senses(wordnet)
+
+    def frequent(word: str, synset: str) -> bool:
+        return synset in senses.get((word, synset.split(":")[0]), [])[:ANTONYM_SENSES]
+
+    def clean(word: str) -> str:
+        return word.split("(")[0]  # an adjective's position marker: "more(a)"
+
+    table: dict[str, set[str]] = defaultdict(set)
+
+    def pair(a: str, a_synset: str, b: str, b_synset: str) -> None:
+        if WORD_RE.match(a) and WORD_RE.match(b) and frequent(a, a_synset) and frequent(b, b_synset):
+            table[a].add(b)
+            table[b].add(a)
+
+    for key, found in pointers.items():
+        for symbol, target, source, target_word in found:
+            if symbol == "!" and source and target_word:
+                pair(clean(words[key][source - 1]), key, clean(words[target][target_word - 1]), target)
+    return table
+
+
 def common_words(wordnet: Path) -> list[str]:
     tagged = read_tag_counts(wordnet)
     return sorted(
@@ -176,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     for word, others in build(args.wordnet).items():
         derived[stem(word)].update(stem(o) for o in others)
     common = sorted({stem(word) for word in common_words(args.wordnet)})
+    opposite: dict[str, set[str]] = defaultdict(set)
+    for word, others in antonyms(args.wordnet).items():
+        opposite[stem(word)].update(stem(o) for o in others)
     outputs = {
         "support_derived_words.txt": (
             "Derived words for the sentence-support check, as the check's stems (one line per stem: the "
@@ -190,6 +225,15 @@ def main(argv: list[str] | None = None) -> int:
             "The common words of English for the sentence-support check (those WordNet's sense-tagged "
             "corpus has seen), as the check's stems",
             [" ".join(common[i : i + 12]) for i in range(0, len(common), 12)],
+        ),
+        "support_antonym_words.txt": (
+            "Antonyms for the sentence-support check, as the check's stems (one line per stem: the stem, "
+            "then the stems of its antonyms in WordNet, in a frequent sense)",
+            [
+                f"{s} {' '.join(sorted(others - {s}))}"
+                for s, others in sorted(opposite.items())
+                if others - {s}
+            ],
         ),
     }
     for name, (what, lines) in outputs.items():

@@ -24,7 +24,12 @@ ASIDES_RE = re.compile(r"^\s*(?:\([^()]*\)\s*)+$")  # parentheticals only
 LEADING_CITATIONS_RE = re.compile(r"^(?:\[?\bCLM-[0-9]{2,}\b\]?[\s,;]*)+")
 ID_RE = re.compile(r"\b(?:SQ-[0-9]{2,}(?:/SRC-[0-9]{2,})?|CLM-[0-9]{2,})\b")
 MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|])")
-TAG_RE = re.compile(r"<[^<>\n]*>")
+# An HTML tag (a name, then attributes), comment or autolink ("<https://...>", "<a@b.org>"); a repr such as
+# "<Response [200]>" is text, kept.
+TAG_RE = re.compile(
+    r"<!--.*?-->|<![A-Za-z][^<>\n]*>|<[A-Za-z][\w+.-]*:[^<>\s]*>|<[^<>\s@]+@[^<>\s]+>|</?[A-Za-z][\w:-]*"
+    r"""(?:\s+[A-Za-z_:][\w:.-]*(?:\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|[^\s<>"']+))?)*\s*/?>"""
+)
 URL_RE = re.compile(r"\b(?:https?|doi):\S+")
 LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 EMPHASIS_RE = re.compile(r"(\*\*|__|\*|~~)")

@@ -13,7 +13,8 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
   word is the claims' order); or a claim's negation whose words the sentence states without one where the
   claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
-  (un-, in-, non-, dis-) the claims use instead;
+  (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an order reversed
+  (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
   words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
   makes one (a purpose or a condition is one);
@@ -30,9 +31,10 @@ The objective and the sub-questions are context a sentence may restate: a questi
 sentence is set aside before judging, and its words carry content, numbers and names (not code tokens).
 Lexical, deterministic and linear in the deliverable: the claims are prepared once per deliverable; only a
 sentence that fails looks at the other claims (through an index of their stems). A sentence whose every word
-is its claims' but that swaps their roles, or uses an antonym the claims never write, passes: that is the
-verifier's to judge (bench/faithfulness.py's `beyond_lexical`). Thresholds were chosen on the dev set's tune
-half (Django, PostgreSQL) and measured on its check half (Flask, SQLAlchemy); docs/architecture.md gives both.
+is its claims' but that swaps roles its words do not show, or uses an opposite WordNet does not list, passes:
+that is the verifier's to judge (bench/faithfulness.py's `beyond_lexical`). Thresholds were chosen on the dev
+set's tune half (Django, PostgreSQL) and measured on its check half (Flask, SQLAlchemy); docs/architecture.md
+gives both.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 from research_engine import prose
+from research_engine import support_opposites as opposites
 from research_engine.support_words import (
     BOUND_WORDS,
     BOUNDARY_WORDS,
@@ -59,7 +62,6 @@ from research_engine.support_words import (
     ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
-    STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
@@ -163,14 +165,21 @@ class Held:
     numbers: list[prose.StatedNumber]
     code: set[str]  # code tokens' bases (call arguments dropped), case folded
     words: set[str]  # every token, case folded
+    around: dict[str, set[str]]  # a word's stem -> the content stems beside it (`opposites.REACH` each side)
+    left: dict[str, set[str]]  # a word's stem -> the content stem just before it in its clause
+    right: dict[str, set[str]]  # ... and just after it
+    tokens: list[str]  # the claims' tokens, one claim after another
+    urls: set[str]  # the URLs the claims write (`plain` has none)
 
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
-        plain = prose.plain_text(" .\n".join(texts))  # a negation's reach ends with its text
+        raw = " .\n".join(texts)
+        plain = prose.plain_text(raw)  # a negation's reach ends with its text
         tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
         prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
+        sides = opposites.sides(tokens)
         return cls(
             ids=tuple(ids),
             plain=plain.casefold(),
@@ -186,6 +195,11 @@ class Held:
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens) | prefixed,
+            around=opposites.around(tokens),
+            left=sides[0],
+            right=sides[1],
+            tokens=tokens,
+            urls=_urls(raw),
         )
 
     def merged(self, other: Held) -> Held:
@@ -206,7 +220,17 @@ class Held:
             numbers=self.numbers + other.numbers,
             code=self.code | other.code,
             words=self.words | other.words,
+            around=opposites.merged(self.around, other.around),
+            left=opposites.merged(self.left, other.left),
+            right=opposites.merged(self.right, other.right),
+            tokens=[*self.tokens, ".", *other.tokens],
+            urls=self.urls | other.urls,
         )
+
+
+def _urls(text: str) -> set[str]:
+    """The URLs a text writes, compared as code: case folded, closing punctuation and brackets dropped."""
+    return {m.group(0).casefold().rstrip(".,;:!?)]}'\"`>") for m in prose.URL_RE.finditer(text)}
 
 
 def stated_numbers(text: str) -> list[prose.StatedNumber]:
@@ -316,6 +340,7 @@ class Judge:
         self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
         self.question_numbers = stated_numbers(self.question)
+        self.question_urls = _urls(question)
         self.questions = sorted(
             {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
         )[::-1]
@@ -368,6 +393,12 @@ class Judge:
             fault = check(plain, tokens, held)
             if fault is not None:
                 out.append(fault)
+        pages = sorted(_urls(sentence) - held.urls - self.question_urls)  # a URL names a page: as code
+        if pages:
+            named = [f for f in out if f.kind == "name"]
+            out = [f for f in out if f.kind != "name"] + [
+                Fault("name", (*pages, *(named[0].words if named else ())))
+            ]
         return out
 
     def _without_questions(self, plain: str) -> str:
@@ -494,12 +525,10 @@ class Judge:
                 c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
-        for i, token in enumerate(tokens):  # a word whose negative the claims state ("visible"/"invisible")
-            if i in negated or not token.isalpha() or len(token) <= 3 or stem(token) in held.stems:
-                continue
-            flipped = [f for f in negative_forms(token) if f in held.affirmed_words and f not in STOP]
-            if flipped:
-                faults.append(f"{token} (the claim: {flipped[0]})")
+        faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
+        faults += opposites.antonyms(tokens, negated, sentence_stems, held.stems, held.affirmed, held.around)
+        faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
+        faults += opposites.reordered(tokens, held.stems, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
 
     def _strength(self, plain: str, tokens: list[str], held: Held) -> Fault | None:

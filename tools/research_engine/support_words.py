@@ -60,6 +60,7 @@ MULTIWORD = (
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
+    (re.compile(r"\bat least\b"), "at_least"),
     (re.compile(r"\brather than\b"), "rather_than"),
     (re.compile(r"\bcannot\b"), "can not"),
     (re.compile(r"\bwon['’]t\b"), "will not"),
@@ -178,6 +179,38 @@ def _derived_table() -> dict[str, frozenset[str]]:
     return {s: frozenset(others) for s, others in table.items()}
 
 
+# Each word's antonyms in WordNet 3.0 ("enable"/"disable", "required"/"optional"), as stems: a sentence
+# that puts one where its claims write the other contradicts them. tools/build_word_tables.py says how.
+ANTONYM_WORDS_FILE = Path(__file__).with_name("support_antonym_words.txt")
+# Directions WordNet leaves out (prepositions and comparatives): the same kind of opposite.
+DIRECTION_PAIRS = (
+    ("before", "after"), ("earlier", "later"), ("previous", "next"), ("preceding", "following"),
+    ("above", "below"), ("upper", "lower"), ("higher", "lower"), ("more", "fewer"), ("more", "less"),
+    ("larger", "smaller"), ("maximum", "minimum"), ("at_least", "at_most"), ("older", "newer"),
+)  # fmt: skip
+
+DIRECTION_WORDS = frozenset(w for pair in DIRECTION_PAIRS for w in pair)
+
+
+def antonym_stems(word_stem: str) -> frozenset[str]:
+    """The stems of a stem's antonyms (none for most words); the table is read when first asked."""
+    return _antonym_table().get(word_stem, frozenset())
+
+
+@lru_cache(maxsize=1)
+def _antonym_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for line in ANTONYM_WORDS_FILE.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        word_stem, *others = line.split()
+        table.setdefault(word_stem, set()).update(others)
+    for a, b in DIRECTION_PAIRS:
+        table.setdefault(stem(a), set()).add(stem(b))
+        table.setdefault(stem(b), set()).add(stem(a))
+    return {s: frozenset(others) for s, others in table.items()}
+
+
 # The words WordNet 3.0's sense-tagged corpus has seen: ordinary English; a word outside is a term or a name.
 COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
 
@@ -241,7 +274,7 @@ def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, 
     leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
     swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
     padded = [".", *tokens, "."]
-    sentence_stems = word_stems(tokens)
+    sentence_stems = {stem(t) for t in tokens if t.isalpha()}  # "ksh" in KSH_TYPESET is not "ksh" written
     out = []
     for i in range(1, len(padded) - 1):
         if padded[i] not in missing:

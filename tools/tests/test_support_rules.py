@@ -191,5 +191,139 @@ def test_the_wordnet_tables_are_written_in_the_checks_stems():
     assert support_words.stem("verify") in support_words.derived_stems(support_words.stem("verification"))
     assert support_words.common_word("libraries") and support_words.common_word("sending")
     assert not support_words.common_word("libswscale") and not support_words.common_word("ksh")
-    for path in (support_words.DERIVED_WORDS_FILE, support_words.COMMON_WORDS_FILE):
+    assert support_words.stem("disable") in support_words.antonym_stems(support_words.stem("enabled"))
+    assert support_words.stem("after") in support_words.antonym_stems(support_words.stem("before"))
+    paths = (
+        support_words.DERIVED_WORDS_FILE,
+        support_words.COMMON_WORDS_FILE,
+        support_words.ANTONYM_WORDS_FILE,
+    )
+    for path in paths:
         assert "WordNet 3.0 Copyright 2006 by Princeton University" in path.read_text(encoding="utf-8")
+
+
+def test_an_antonym_said_of_the_claims_words_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: runtime-config-autovacuum.html
+        CLM_01="This parameter is on by default; however, track_counts must also be enabled for autovacuum "
+        "to work."
+    )
+    failed = judge.block("For autovacuum to work, track_counts must also be disabled [CLM-01].", 1)[0]
+    assert failed.kind == "contradiction" and "disabled (the claim: enabl)" in failed.faults[0].words
+    # negated, the antonym says what the claim says; the word itself is the claim's
+    assert _ok(judge, "For autovacuum to work, track_counts must not be disabled [CLM-01].")
+    assert _ok(judge, "For autovacuum to work, track_counts must be enabled as well [CLM-01].")
+
+
+def test_a_direction_flipped_on_the_same_words_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: functions-window.html, lag()
+        CLM_01="lag returns value evaluated at the row that is offset rows before the current row within the "
+        "partition."
+    )
+    assert _ok(judge, "lag() returns the value at the row offset rows before the current row [CLM-01].")
+    failed = judge.block("lag() returns the value at the row offset rows after the current row [CLM-01].", 1)
+    assert failed[0].kind == "contradiction"
+
+
+def test_an_antonym_said_of_other_words_is_no_contradiction():
+    judge = _judge(  # sqlite3-doc: lang_vacuum.html
+        CLM_01="The VACUUM command may change the ROWIDs of entries in any tables that do not have an "
+        "explicit INTEGER PRIMARY KEY."
+    )
+    # "lack" is "have"'s antonym, said here of what the claim negates: the same thing in other words
+    assert _ok(judge, "VACUUM may change the ROWIDs of entries in tables that lack an explicit INTEGER "
+               "PRIMARY KEY [CLM-01].")  # fmt: skip
+
+
+def test_two_of_the_claims_words_exchanged_are_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: protocol-flow.html
+        CLM_01="In the simple Query protocol, the frontend sends a textual query string, which is parsed and "
+        "immediately executed by the backend."
+    )
+    failed = judge.block(
+        "In the simple Query protocol, the backend sends a textual query string, which is parsed and "
+        "immediately executed by the frontend [CLM-01].",
+        1,
+    )[0]
+    assert failed.kind == "contradiction" and "backend and frontend exchanged" in failed.faults[0].words
+    # the same roles in the passive, and an order word moved, are the claim's
+    assert _ok(judge, "A textual query string sent by the frontend is parsed and executed at once by the "
+               "backend in the simple Query protocol [CLM-01].")  # fmt: skip
+    assert _ok(judge, "In the simple Query protocol the backend parses a textual query string the frontend "
+               "sends and executes it immediately [CLM-01].")  # fmt: skip
+
+
+def test_a_repr_in_angle_brackets_is_text_and_its_figures_count():
+    judge = _judge(  # python-django-doc: intro/tutorial02.txt
+        CLM_01="Question.objects.all() now displays <QuerySet [<Question: Question object (1)>]>."
+    )
+    assert _ok(
+        judge, "Question.objects.all() now shows <QuerySet [<Question: Question object (1)>]> [CLM-01]."
+    )
+    failed = judge.block(
+        "Question.objects.all() now shows <QuerySet [<Question: Question object (2)>]> [CLM-01].", 1
+    )[0]
+    assert failed.kind == "number"
+    # an HTML tag is markup all the same
+    shown = "Question.objects.all() now <b>displays</b> <QuerySet [<Question: Question object (1)>]>"
+    assert _ok(judge, shown + " [CLM-01].")
+
+
+def test_a_url_is_compared_as_code():
+    judge = _judge(  # postgresql-doc-15: the preface's "Further Information"
+        CLM_01="The PostgreSQL wiki is at https://wiki.postgresql.org and holds the project's FAQ."
+    )
+    assert _ok(judge, "The project's FAQ is on the PostgreSQL wiki, https://wiki.postgresql.org. [CLM-01]")
+    failed = judge.block(
+        "The project's FAQ is on the PostgreSQL wiki at https://www.postgresql.org [CLM-01].", 1
+    )
+    assert failed[0].kind == "name" and "https://www.postgresql.org" in failed[0].faults[0].words
+
+
+def test_a_negative_said_of_the_same_words_is_a_contradiction_where_the_claim_writes_the_word_elsewhere():
+    judge = _judge(  # postgresql-doc-15: sql-unlisten.html
+        CLM_01="UNLISTEN cancels any existing registration of the current PostgreSQL session as a listener "
+        "on the notification channel named channel."
+    )
+    assert _ok(judge, "UNLISTEN cancels the current session's registration as a listener on a notification "
+               "channel [CLM-01].")  # fmt: skip
+    failed = judge.block("LISTEN cancels any existing registration of the current PostgreSQL session as a "
+                         "listener on the notification channel [CLM-01].", 1)  # fmt: skip
+    words = [w for f in failed[0].faults if f.kind == "contradiction" for w in f.words]
+    assert failed[0].kind == "contradiction" and "listen (the claim: unlisten)" in words
+
+
+def test_two_things_ordered_the_other_way_round_is_a_contradiction():
+    judge = _judge(  # postgresql-doc-15: sql-createindex.html, building indexes concurrently
+        CLM_01="In a concurrent index build, the index is actually entered as an invalid index into the "
+        "system catalogs in one transaction, then two table scans occur in two more transactions."
+    )
+    assert _ok(judge, "A concurrent index build enters the index into the system catalogs as invalid in one "
+               "transaction, then scans the table twice in two more transactions [CLM-01].")  # fmt: skip
+    reversed_order = (
+        "In a concurrent index build, two table scans occur first, then the index is entered into the "
+        "system catalogs as an invalid index [CLM-01]."
+    )
+    failed = judge.block(reversed_order, 1)
+    words = [w for f in failed[0].faults if f.kind == "contradiction" for w in f.words]
+    assert any("then" in w and "the claim:" in w for w in words)
+    # "after" orders the same two things the other way: it is compared with "after" only
+    after = (
+        "A concurrent index build runs two table scans in two more transactions after it enters the index "
+        "into the system catalogs as invalid in one transaction [CLM-01]."
+    )
+    assert _ok(judge, after)
+
+
+def test_a_term_inside_an_identifier_is_not_the_term_written():
+    judge = _judge(  # postgresql-doc-15: monitoring-stats.html, pg_stat_ssl
+        CLM_01="The pg_stat_ssl view will contain one row per backend or WAL sender process, showing "
+        "statistics about SSL usage on this connection."
+    )
+    failed = judge.block(
+        "The pg_stat_ssl view has one row per backend or WAL sender process, showing statistics about tls "
+        "usage on this connection [CLM-01].",
+        1,
+    )[0]
+    assert failed.kind == "name" and "tls (the claim: ssl)" in failed.faults[0].words
+    assert _ok(judge, "The pg_stat_ssl view has one row per backend or WAL sender process, showing "
+               "statistics about SSL usage on this connection [CLM-01].")  # fmt: skip

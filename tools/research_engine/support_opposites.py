@@ -1,0 +1,224 @@
+"""What a sentence says the other way round from its claims, with the claims' own words: a word's antonym
+said of the same words ("disabled" where the claim has "enabled"), and two of the claims' words exchanged
+("the Session is managed by the Engine" where the claim has the Engine managed by the Session).
+
+Both read a word's neighbours: the content words (no stop word) beside it within its clause. An antonym is
+a contradiction only said of what the claim says its opposite of (a neighbour in common within `REACH`
+words each side), so that "lacks" in one clause and "has" in another never meet. Two words are exchanged
+when each stands, in the sentence, beside a word the claims put beside the other and never beside itself.
+"""
+
+from __future__ import annotations
+
+from research_engine.support_words import (
+    BOUNDARY_WORDS,
+    DIRECTION_WORDS,
+    ORDER_WORDS,
+    STOP,
+    antonym_stems,
+    negative_forms,
+    stem,
+)
+
+REACH = 2  # the content words each side of a word that say what it is said of
+# Words that order two things: "X, then Y", "X before Y", "X until Y". "after" is "before" read the other
+# way, so only the same word is compared (a sentence may write either).
+SEQUENCE_WORDS = frozenset({"then", "before", "after", "until", "afterwards", "later"})
+MOVABLE = frozenset(stem(w) for w in ORDER_WORDS)  # "first reads" is "reads first": never exchanged
+STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha()) - {stem(w) for w in DIRECTION_WORDS}
+
+
+def merged(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {k: a.get(k, set()) | b.get(k, set()) for k in {*a, *b}}
+
+
+def around(tokens: list[str]) -> dict[str, set[str]]:
+    """Each word's stem with the content words' stems beside it, up to a clause's end: what it is said of."""
+    out: dict[str, set[str]] = {}
+    for i, token in enumerate(tokens):
+        if token[0].isalpha():
+            out.setdefault(stem(token), set()).update(beside(tokens, i))
+    return out
+
+
+def beside(tokens: list[str], at: int, reach: int = REACH, steps: tuple[int, ...] = (-1, 1)) -> set[str]:
+    out = set()
+    for step in steps:
+        j, seen = at + step, 0
+        while 0 <= j < len(tokens) and seen < reach and tokens[j][0].isalnum():
+            if tokens[j] not in STOP:
+                out.add(stem(tokens[j]))
+                seen += 1
+            j += step
+    return out
+
+
+def antonyms(
+    tokens: list[str],
+    negated: set[int],
+    sentence_stems: set[str],
+    held_stems: set[str],
+    affirmed: set[str],
+    held_around: dict[str, set[str]],
+) -> list[str]:
+    """A word whose antonym the claims state plainly (`affirmed`), said of the same words (one of the
+    content words beside it is beside the antonym in a claim), where the claims never write the word;
+    the sentence neither negates it ("not disabled" is "enabled") nor states the antonym too."""
+    out = []
+    for i, token in enumerate(tokens):
+        if i in negated or not token[0].isalpha() or (token in STOP and token not in DIRECTION_WORDS):
+            continue
+        word_stem = stem(token)
+        near = beside(tokens, i)
+        if held_around.get(word_stem, set()) & near:
+            continue  # the claims say the word itself of the same words
+        opposite = [
+            a
+            for a in sorted(antonym_stems(word_stem))
+            if a in affirmed
+            and a not in sentence_stems
+            and a not in STOP_STEMS
+            and held_around.get(a, set()) & near
+        ]
+        if opposite:
+            out.append(f"{token} (the claim: {opposite[0]})")
+    return out
+
+
+def negatives(
+    tokens: list[str],
+    negated: set[int],
+    held_stems: set[str],
+    affirmed_words: set[str],
+    held_around: dict[str, set[str]],
+) -> list[str]:
+    """A word whose negative (un-, in-, non-, dis-) the claims state plainly instead ("visible" where they
+    write "invisible"). Where the claims write the word too, only when they say the negative, and never the
+    word, of the words the sentence says it of ("set to NEW" against "will be unset ... sets a default")."""
+    out = []
+    for i, token in enumerate(tokens):
+        if i in negated or not token.isalpha() or len(token) < 3:
+            continue
+        flipped = [f for f in negative_forms(token) if f in affirmed_words and f not in STOP]
+        word_stem = stem(token)
+        if flipped and word_stem in held_stems:
+            near = beside(tokens, i)
+            if held_around.get(word_stem, set()) & near:
+                continue
+            flipped = [f for f in flipped if held_around.get(stem(f), set()) & near]
+        if flipped:
+            out.append(f"{token} (the claim: {flipped[0]})")
+    return out
+
+
+def sides(tokens: list[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Each content word's stem with the stems of the content words just before it and just after it."""
+    left: dict[str, set[str]] = {}
+    right: dict[str, set[str]] = {}
+    for i, token in enumerate(tokens):
+        if token[0].isalnum() and token not in STOP:
+            s = stem(token)
+            left.setdefault(s, set()).update(beside(tokens, i, 1, (-1,)))
+            right.setdefault(s, set()).update(beside(tokens, i, 1, (1,)))
+    return left, right
+
+
+def exchanged(
+    tokens: list[str],
+    held_stems: set[str],
+    held_left: dict[str, set[str]],
+    held_right: dict[str, set[str]],
+    held_tokens: list[str],
+) -> list[str]:
+    """Two of the claims' words each put where the claims put the other: beside a word the claims write
+    beside the other and never beside itself, on the same side; the two apart in the sentence (not within
+    `REACH` content words of each other) and in the other order than in every claim sentence that has both
+    ("A is managed by B" for "B is managed by A"; "B manages A" restates it, and is not held here)."""
+    left, right = sides(tokens)
+    anchors = sorted(s for s in left if s in held_stems and s not in MOVABLE)
+    near = around(tokens)
+
+    def moved(x: str, y: str) -> bool:
+        for mine, theirs in ((left, held_left), (right, held_right)):
+            shared = (mine[x] & theirs.get(y, set())) - {x, y}
+            if shared and not mine[x] & theirs.get(x, set()):
+                return True
+        return False
+
+    out = []
+    for n, x in enumerate(anchors):
+        for y in anchors[n + 1 :]:
+            if y in near.get(x, ()) or not (moved(x, y) and moved(y, x)):
+                continue
+            if _order(tokens, x, y) * _order(held_tokens, x, y) < 0:
+                out.append(f"{x} and {y} exchanged")
+    return out
+
+
+def _order(tokens: list[str], x: str, y: str) -> int:
+    """1 when every sentence of `tokens` that has both stems has x first, -1 when y first, 0 otherwise."""
+    seen: set[int] = set()
+    at: dict[str, int] = {}
+    for token in [*tokens, "."]:
+        if token == ".":
+            if len(at) == 2:
+                seen.add(1 if at[x] < at[y] else -1)
+            at = {}
+        elif token[0].isalnum() and (s := stem(token)) in (x, y):
+            at.setdefault(s, len(at))
+    return seen.pop() if len(seen) == 1 else 0
+
+
+def reordered(tokens: list[str], held_stems: set[str], held_tokens: list[str]) -> list[str]:
+    """Two of the claims' words on either side of an order word ("first X, then Y") where the claims have
+    them the other way round on either side of the same word, and never this way round."""
+    if SEQUENCE_WORDS.isdisjoint(tokens):
+        return []
+    mine = _ordered_pairs(tokens, held_stems)
+    if not mine:
+        return []
+    theirs = _ordered_pairs(held_tokens, {y for _, _, y in mine} | {x for x, _, _ in mine})
+    return [
+        f"{x} {word} {y} (the claim: {y} {word} {x})"
+        for x, word, y in sorted(mine)
+        if (y, word, x) in theirs and (x, word, y) not in theirs
+    ]
+
+
+def _ordered_pairs(tokens: list[str], anchors: set[str]) -> set[tuple[str, str, str]]:
+    """(x, order word, y) for the anchor words in the stretch before and the stretch after each order word:
+    up to a clause's end or another order word, a parenthesis passed over."""
+    plain = _without_parentheses(tokens)
+    out: set[tuple[str, str, str]] = set()
+    for at, word in enumerate(plain):
+        if word not in SEQUENCE_WORDS:
+            continue
+        before = _stretch(plain, range(at - 1, -1, -1)) & anchors
+        after = _stretch(plain, range(at + 1, len(plain))) & anchors
+        out.update((x, word, y) for x in before - after - MOVABLE for y in after - before - MOVABLE)
+    return out
+
+
+def _stretch(tokens: list[str], positions: range) -> set[str]:
+    out = set()
+    for j in positions:
+        token = tokens[j]
+        if token == ",":
+            continue  # "X, then Y": a comma joins what an order word orders
+        if not token[0].isalnum() or token in BOUNDARY_WORDS or token in SEQUENCE_WORDS:
+            break
+        if token not in STOP:
+            out.add(stem(token))
+    return out
+
+
+def _without_parentheses(tokens: list[str]) -> list[str]:
+    out, depth = [], 0
+    for token in tokens:
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth = max(0, depth - 1)
+        elif not depth:
+            out.append(token)
+    return out
