@@ -526,7 +526,9 @@ class Judge:
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
         faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
-        faults += opposites.antonyms(tokens, negated, sentence_stems, held.stems, held.affirmed, held.around)
+        faults += opposites.antonyms(
+            tokens, negated, sentence_stems, held.stems, held.affirmed, held.around, held.tokens
+        )
         faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
         faults += opposites.reordered(tokens, held.stems, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None

@@ -60,6 +60,7 @@ def antonyms(
     held_stems: set[str],
     affirmed: set[str],
     held_around: dict[str, set[str]],
+    held_tokens: list[str] | None = None,
 ) -> list[str]:
     """A word whose antonym the claims state plainly (`affirmed`), said of the same words (one of the
     content words beside it is beside the antonym in a claim), where the claims never write the word;
@@ -80,9 +81,25 @@ def antonyms(
             and a not in STOP_STEMS
             and held_around.get(a, set()) & near
         ]
+        if opposite and token in DIRECTION_WORDS and held_tokens is not None:
+            # "Validators run after converters" restates "Converters are run before validators": a relation
+            # read the other way round, its two sides exchanged too.
+            opposite = [a for a in opposite if not _converse(tokens, i, held_tokens, a)]
         if opposite:
             out.append(f"{token} (the claim: {opposite[0]})")
     return out
+
+
+def _converse(tokens: list[str], at: int, held_tokens: list[str], opposite: str) -> bool:
+    """Does a claim state `opposite` with the sentence's two sides of its word `tokens[at]` exchanged?"""
+    left, right = beside(tokens, at, steps=(-1,)), beside(tokens, at, steps=(1,))
+    for j, token in enumerate(held_tokens):
+        if token[0].isalpha() and stem(token) == opposite:
+            held_left, held_right = beside(held_tokens, j, steps=(-1,)), beside(held_tokens, j, steps=(1,))
+            # only words the claim puts on one side count ("rows before the current row": "row" on both)
+            if (left & held_right) - held_left and (right & held_left) - held_right:
+                return True
+    return False
 
 
 def negatives(

@@ -224,6 +224,15 @@ def test_a_direction_flipped_on_the_same_words_is_a_contradiction():
     assert failed[0].kind == "contradiction"
 
 
+def test_a_relation_read_the_other_way_round_with_its_sides_exchanged_is_a_restatement():
+    judge = _judge(  # python-django-doc: topics/testing/overview.html
+        CLM_01="Migrations are applied before the test fixtures are loaded."
+    )
+    assert _ok(judge, "The test fixtures are loaded after migrations are applied [CLM-01].")
+    failed = judge.block("Migrations are applied after the test fixtures are loaded [CLM-01].", 1)
+    assert failed and failed[0].kind == "contradiction"
+
+
 def test_an_antonym_said_of_other_words_is_no_contradiction():
     judge = _judge(  # sqlite3-doc: lang_vacuum.html
         CLM_01="The VACUUM command may change the ROWIDs of entries in any tables that do not have an "
