@@ -194,6 +194,11 @@ def common_words(wordnet: Path) -> list[str]:
     )
 
 
+def stem_lines(related: dict[str, set[str]]) -> list[str]:
+    """A table's lines: a stem, then the other stems related to it; stems related to none left out."""
+    return [f"{s} {' '.join(sorted(others - {s}))}" for s, others in sorted(related.items()) if others - {s}]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -215,11 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         "support_derived_words.txt": (
             "Derived words for the sentence-support check, as the check's stems (one line per stem: the "
             "stem, then the stems of the words WordNet derives from it in a common sense)",
-            [
-                f"{s} {' '.join(sorted(others - {s}))}"
-                for s, others in sorted(derived.items())
-                if others - {s}
-            ],
+            stem_lines(derived),
         ),
         "support_common_words.txt": (
             "The common words of English for the sentence-support check (those WordNet's sense-tagged "
@@ -229,11 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         "support_antonym_words.txt": (
             "Antonyms for the sentence-support check, as the check's stems (one line per stem: the stem, "
             "then the stems of its antonyms in WordNet, in a frequent sense)",
-            [
-                f"{s} {' '.join(sorted(others - {s}))}"
-                for s, others in sorted(opposite.items())
-                if others - {s}
-            ],
+            stem_lines(opposite),
         ),
     }
     for name, (what, lines) in outputs.items():

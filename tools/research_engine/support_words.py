@@ -168,15 +168,20 @@ def derived_stems(word_stem: str) -> frozenset[str]:
     return _derived_table().get(word_stem, frozenset())
 
 
-@lru_cache(maxsize=1)
-def _derived_table() -> dict[str, frozenset[str]]:
+def _stem_table(path: Path) -> dict[str, set[str]]:
+    """A word table as tools/build_word_tables.py writes it: a stem, then its related stems, a line each."""
     table: dict[str, set[str]] = {}
-    for line in DERIVED_WORDS_FILE.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
         word_stem, *others = line.split()
         table.setdefault(word_stem, set()).update(others)
-    return {s: frozenset(others) for s, others in table.items()}
+    return table
+
+
+@lru_cache(maxsize=1)
+def _derived_table() -> dict[str, frozenset[str]]:
+    return {s: frozenset(others) for s, others in _stem_table(DERIVED_WORDS_FILE).items()}
 
 
 # Each word's antonyms in WordNet 3.0 ("enable"/"disable", "required"/"optional"), as stems: a sentence
@@ -199,12 +204,7 @@ def antonym_stems(word_stem: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _antonym_table() -> dict[str, frozenset[str]]:
-    table: dict[str, set[str]] = {}
-    for line in ANTONYM_WORDS_FILE.read_text(encoding="utf-8").splitlines():
-        if not line or line.startswith("#"):
-            continue
-        word_stem, *others = line.split()
-        table.setdefault(word_stem, set()).update(others)
+    table = _stem_table(ANTONYM_WORDS_FILE)
     for a, b in DIRECTION_PAIRS:
         table.setdefault(stem(a), set()).add(stem(b))
         table.setdefault(stem(b), set()).add(stem(a))
