@@ -318,3 +318,17 @@ def test_a_follow_up_whose_pronoun_stands_for_the_situation_is_left_as_asked():
     # No "what changed regarding that happen": a time question needs a topic of its own.
     questions = _plan("Nightly backups are sometimes empty. Why does that happen and what can I change?")
     assert not any("regarding that" in q for q in questions)
+
+
+def test_a_themes_table_of_contents_label_is_no_term_of_the_paragraph_after_it():
+    # Sphinx themes put "On this page" (a sidebar <h3>) before the body; the extraction keeps it as text.
+    text = "Markdown is a lightweight markup language with a simplistic plain text formatting syntax."
+    page = SourceText(
+        "SQ-01/SRC-01",
+        "Markdown",
+        "http://127.0.0.1/usage/markdown.html",
+        [Passage("p01", "On this page"), Passage("p02", text)],
+    )
+    quotes = [c.text for c in sentence_candidates([page])]
+    assert text in quotes
+    assert not any(q.startswith("On this page") for q in quotes)

@@ -22,6 +22,11 @@ from research_engine.engine.models import Passage, SourceText
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
+NAVIGATION_LABEL_RE = re.compile(
+    r"^\s*(?:on this page|(?:table of )?contents|in this (?:article|section|page)|page contents|navigation|"
+    r"quick search|previous topic|next topic|this page|related topics)\s*:?\s*$",
+    re.IGNORECASE,
+)
 SECTION_NUMBER_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+")  # "20.2.1 ", "F.3 "
 # A heading that names an option, setting or function: code punctuation, or an identifier's shape. A dash
 # between spaces joins words ("Disconnect Handling - Pessimistic"): it names nothing.
@@ -142,6 +147,11 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             after_code, previous_kind = previous_kind == "code", passage.kind
             if passage.kind != "heading" and _is_code(passage):
                 entry, intro = [], None  # an example line the extraction kept as text heads nothing
+                continue
+            if NAVIGATION_LABEL_RE.match(passage.text):
+                # A theme's label for the page's own table of contents ("On this page"): page chrome the
+                # extraction kept, never the term of the paragraph after it ("On this page Markdown is ...").
+                entry, intro = [], None
                 continue
             if passage.kind == "heading":
                 section = _section_path(passage, section)
