@@ -154,7 +154,17 @@ def fit(cases: list[Case], l2: float, on_page: float = 0.0) -> np.ndarray:
     d = len(FEATURE_NAMES)
     groups = [(g.x[g.can], targets(g, on_page)) for c in cases for g in c.groups]
     groups = [(x, label) for x, label in groups if label.sum() > 0]
+
+    def loss(w: np.ndarray) -> float:
+        out = 0.5 * l2 * float(w @ w)
+        for x, label in groups:
+            s = x @ w
+            top = s.max()
+            out += float(label.sum() * (top + np.log(np.exp(s - top).sum())) - label @ s)
+        return out
+
     w = np.zeros(d)
+    current = loss(w)
     for _ in range(NEWTON_STEPS):
         grad, hess = l2 * w, l2 * np.eye(d)
         for x, label in groups:
@@ -166,7 +176,14 @@ def fit(cases: list[Case], l2: float, on_page: float = 0.0) -> np.ndarray:
             grad += total * mean - label @ x
             hess += total * ((x * p[:, None]).T @ x - np.outer(mean, mean))
         step = np.linalg.solve(hess, grad)
-        w -= step
+        # A full Newton step can overshoot far from the optimum (a weight of -84 on 2026-11-27's runs):
+        # halve it until the penalised loss goes down.
+        for _ in range(30):
+            trial = loss(w - step)
+            if trial <= current:
+                break
+            step = step / 2
+        w, current = w - step, trial
         if np.abs(step).max() < 1e-7:
             break
     return w
