@@ -325,7 +325,7 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
-    if _PRONOUN_LED_RE.match(topic):
+    if PRONOUN_LED_RE.match(topic):
         # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too;
         # both stand for the situation, which each question carries already.
         return clause
@@ -369,7 +369,8 @@ _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes
     re.I,
 )
 _GIVEN_RE = re.compile(r",\s+given that .*$")
-_PRONOUN_LED_RE = re.compile(r"^(?:it|its|they|them|their|this|that|these|those|ones?)\b", re.IGNORECASE)
+# A topic that is only a pronoun's ("they mean", "that happen", "them back"): it names nothing of its own.
+PRONOUN_LED_RE = re.compile(r"^(?:it|its|they|them|their|this|that|these|those|ones)\b", re.IGNORECASE)
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)
 
 
@@ -496,6 +497,11 @@ def _third_person(verb: str) -> str:
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+def question_terms(question: str) -> set[str]:
+    """A planned question's terms: "given", which joins a situation on ("..., given that ..."), is none."""
+    return set(tokens(question.replace(", given that ", ", ")))
 
 
 def situation_parts(question: str) -> tuple[str, str]:

@@ -18,11 +18,13 @@ from typing import Any
 from research_engine.answering import AnswerKind, expected_kind
 from research_engine.engine.extractive.facets import (
     INSTRUCTION_RE,
+    PRONOUN_LED_RE,
     QUESTION_START_RE,
     SCOPE_RE,
     Facet,
     as_object,
     facets_of,
+    question_terms,
 )
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
@@ -90,10 +92,9 @@ EVALUATIVE_RE = re.compile(
 _USE_RE = re.compile(r"\b(?:use|used|using|choose|choosing|pick|prefer)\b", re.IGNORECASE)
 _VERSUS_WORD_RE = re.compile(r"\b(?:vs\.?|versus)(?=\s)", re.IGNORECASE)
 _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, as `tokens` gives them
-# A topic that is only a pronoun's ("them back"): no counter-question can be asked of it.
-_LEANS_BACK_RE = re.compile(
-    r"^(?:it|they|them|its|their|this|that|these|those|ones)\b|\b(?:it|them|that|this|those)$", re.IGNORECASE
-)
+# A topic that is only a pronoun's, at either end ("them back", "change it"): no counter-question can be asked
+# of it.
+_LEANS_BACK_RE = re.compile(rf"{PRONOUN_LED_RE.pattern}|\b(?:it|them|that|this|those)$", re.IGNORECASE)
 
 
 @dataclass
@@ -241,7 +242,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     items = [frozenset(_item_focus([item]) - _LITERALS) for facet in facets for item in facet.items]
     out = []
     for i, (text, angle, focus) in enumerate(chosen):
-        terms = set(tokens(text.replace(", given that ", ", ")))  # "given" joins the situation on
+        terms = question_terms(text)
         own = (focus & terms if focus else set()) or (terms - common) or terms
         named = tuple(dict.fromkeys(item for item in items if item and item <= terms))
         out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own, named))

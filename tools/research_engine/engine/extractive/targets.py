@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from research_engine.engine.extractive.facets import question_terms
 from research_engine.engine.extractive.plan import common_terms, plan_of
 from research_engine.engine.extractive.text import key_terms, tokens
 from research_engine.engine.models import SelectionJudgement
@@ -70,7 +71,7 @@ def target_for(brief: dict[str, Any], sq: dict[str, Any]) -> Target:
     for p in plan:
         if p.text == text:
             return Target(p.text, p.angle, set(tokens(p.text)), p.focus, p.items)
-    terms = set(tokens(text.replace(", given that ", ", ")))  # "given" joins a situation on, as in the plan
+    terms = question_terms(text)
     common = common_terms([p.text for p in plan] + [text])
     return Target(text, str(sq.get("angle") or Angle.ENTITY), terms, (terms - common) or terms)
 
