@@ -131,6 +131,8 @@ def fold(word: str) -> str:
     if len(word) <= 3 or not word.isalpha():
         return word
     stripped = False
+    if word.endswith("ings") and len(word) >= 7:
+        word = word[:-1]  # settings -> setting, then folded as the singular is (-> set)
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
     elif word.endswith(("sses", "xes", "ches", "shes")):

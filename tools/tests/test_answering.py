@@ -19,7 +19,7 @@ from research_engine.answering import (
     subject_terms,
 )
 from research_engine.engine.review import rethought_queries
-from research_engine.terms import phrasal_compounds, synonyms
+from research_engine.terms import fold, phrasal_compounds, synonyms
 
 
 @pytest.mark.parametrize(
@@ -279,3 +279,13 @@ def test_a_contraction_and_get_are_no_key_terms():
     # "haven't" is "have not", "get" is how the question is put: neither may take a query's place
     terms = key_terms("Which look does Sphinx's HTML output get when I haven't picked a theme in conf.py?")
     assert "haven" not in terms and "get" not in terms and "conf" in terms
+
+
+@pytest.mark.parametrize(
+    ("plural", "singular"),
+    [("settings", "setting"), ("warnings", "warning"), ("strings", "string"), ("mappings", "mapping")],
+)
+def test_a_plural_in_ings_folds_as_its_singular_does(plural, singular):
+    # "warnings" once folded to "warning" and "warning" to "warn": the asker's "a warning" missed the
+    # option entry's "getting warnings".
+    assert fold(plural) == fold(singular)
