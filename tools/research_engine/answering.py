@@ -272,8 +272,25 @@ def _key_terms(text: str) -> tuple[str, ...]:
 
 def claim_terms(text: str) -> list[str]:
     """`key_terms` of a claim plus the parts of its identifiers: a sentence naming `SESSION_COOKIE_AGE`
-    is about session cookies (a question's identifiers stay whole: they name one thing)."""
-    return list(dict.fromkeys(with_parts(key_terms(text))))
+    or `SysSock.RateLimit.Interval` is about session cookies, or rate limits (a question's identifiers stay
+    whole: they name one thing)."""
+    return list(dict.fromkeys(with_parts(key_terms(text)) + camel_parts(text)))
+
+
+# A word written in camel case ("RateLimit", "getElementById"), and the parts it joins.
+_CAMEL_WORD_RE = re.compile(r"\b[A-Za-z]+[a-z][A-Z][A-Za-z]*\b")
+_CAMEL_PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def camel_parts(text: str) -> list[str]:
+    """The folded content words inside `text`'s camel-case names ("SysSock.RateLimit" -> sys, sock, rate,
+    limit), which the documentation names a setting by while its prose says "rate limit"."""
+    return [
+        fold(p)
+        for name in _CAMEL_WORD_RE.findall(text)
+        for p in (m.lower() for m in _CAMEL_PART_RE.findall(name))
+        if len(p) > 1 and p not in STOP_WORDS
+    ]
 
 
 def with_parts(terms: list[str]) -> list[str]:
