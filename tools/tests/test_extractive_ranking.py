@@ -15,7 +15,7 @@ from test_extractive_reference_docs import source
 from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
 from research_engine.engine.extractive import facets, features, ranker
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
-from research_engine.engine.extractive.picking import RULES, Chosen, read_candidates
+from research_engine.engine.extractive.picking import RULES, Chosen, rank, read_candidates
 from research_engine.engine.extractive.plan import plan_of
 from research_engine.engine.extractive.rendering import answer_paragraph
 from research_engine.engine.extractive.text import about_the_page, states_a_clause
@@ -56,6 +56,33 @@ def test_other_weights_change_the_order_and_nothing_else(tmp_path):
     only_lead = ranker.Ranker(tuple(float(n == "lead") for n in features.FEATURE_NAMES), 1.0)
     scores = [only_lead.score(p.scored.values) for p in picks]
     assert scores == [p.scored.values[features.FEATURE_NAMES.index("lead")] for p in picks]
+
+
+def test_answering_is_a_weighed_feature_not_a_gate():
+    """A sentence whose terms do not reach the answer threshold still outranks an answering one that the
+    rest of the ranking scores far lower: the threshold is one reading among the features."""
+    question = "What is the default value of shared_buffers in PostgreSQL?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    view, picks = read_candidates(brief, sq, [source("postgresql-15-runtime-config-resource.html")])
+    assert view is not None and any(p.scored.answers for p in picks)
+    answers = features.FEATURE_NAMES.index("answers")
+    assert all(p.scored.values[answers] == float(p.scored.answers) for p in picks)
+    # A feature on which some sentence that does not answer beats every answering one, weighed ten times
+    # answering: the ranking follows the scores, so that sentence comes first.
+    answering = [p for p in picks if p.scored.answers]
+    other = next(
+        i
+        for i in range(len(features.FEATURE_NAMES))
+        if i != answers
+        and max(p.scored.values[i] for p in picks) > max(p.scored.values[i] for p in answering) + 0.2
+    )
+    weights = {other: 10.0, answers: 1.0}
+    ranked = rank(
+        picks, ranker.Ranker(tuple(weights.get(i, 0.0) for i in range(len(features.FEATURE_NAMES))), 1.0)
+    )
+    assert [p.score for p in ranked] == sorted((p.score for p in ranked), reverse=True)
+    assert not ranked[0].scored.answers
 
 
 def test_the_rules_are_named_and_say_why():

@@ -244,6 +244,10 @@ def _answer_score(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) ->
     return pool.answer[i].score
 
 
+def _answers(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
+    return 1.0 if pool.answer[i].answers else 0.0
+
+
 def _kind_stated(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
     return float(pool.answer[i].kind_found is not None)
 
@@ -377,6 +381,7 @@ FEATURES: dict[str, tuple[Feature, str]] = {
     "bm25_log": (_bm25_log, "log BM25 of the whole query, the subject's terms twice"),
     "subject_share": (_subject_share, "a sentence naming more of the subjects answers more of the question"),
     "answer_score": (_answer_score, "answering.answer_score: key terms and an answer of the kind asked"),
+    "answers": (_answers, "answer_score reaches answering.ANSWERS_MIN: the deliverable counts it an answer"),
     "kind_stated": (_kind_stated, "states an answer of the kind asked (a figure, a version, a name)"),
     "lead": (_lead, "reference pages say what a thing is first"),
     "entry_rank": (_entry_rank, "the first sentences under a heading or term define it"),

@@ -2,16 +2,16 @@
 
 Owns `sentence_claims`, over `candidates.sentence_candidates`: every candidate is read against the
 sub-question (`features.question_view`, `features.score_pool`) and scored by the fitted linear ranking
-(`ranker`: weights fitted on the labelled dev set, validated leave-one-set-out, shipped as data); sentences
-that answer the sub-question (`answering.answer_score`, the reading the deliverable states claims by) come
-first, in score order, then a candidate becomes a claim unless one of
-`RULES` says why not. At most `max_claims`, `per_source_cap` per source; the same sentence in another source
+(`ranker`: weights fitted on the labelled dev set, validated leave-one-set-out, shipped as data), in which
+answering the sub-question (`answering.answer_score`, the reading the deliverable states claims by) is one
+weighed feature, not a gate; best first, a candidate becomes a claim unless one of `RULES` says why not. At
+most `max_claims`, `per_source_cap` per source; the same sentence in another source
 corroborates a claim instead of repeating it, and what the run states already (under another sub-question,
 or in this one's earlier cycle) takes none of its places. Every sentence of the sub-question's own sources
 is a candidate (the engine states a finding once per run).
 
 The rules are what the ranking cannot learn from a score: what a claim must be (about the question, a whole
-answer for a lookup), what the deliverable needs (answers first; it states only claims that answer), and
+answer for a lookup), what the deliverable needs (a lookup's answer stated whole), and
 what would repeat a claim. Ties break by source and position: deterministic. Pure; every claim is one
 candidate, one run of a source's text.
 """
@@ -311,12 +311,13 @@ def spell_compounds_as_asked(question: str, candidates: list[SentenceCandidate])
 
 
 def rank(picks: list[Pick], ranker: Ranker) -> list[Pick]:
-    """`picks` scored by `ranker`: answering ones first, best score first, then by source and position."""
+    """`picks` scored by `ranker`, best first, then by source and position. Answering counts as a feature
+    (`answers`), not a gate: a sentence scoring higher on the rest outranks an answer found by its terms."""
     for pick in picks:
         pick.score = ranker.score(pick.scored.values)
     return sorted(
         picks,
-        key=lambda p: (not p.scored.answers, -p.score, p.cand.source_index, p.cand.position),
+        key=lambda p: (-p.score, p.cand.source_index, p.cand.position),
     )
 
 
@@ -345,8 +346,6 @@ def choose(
     chosen = Chosen(view, max_claims, per_source_cap, keep_margin, stated=frozenset(stated))
     by_key: dict[str, ClaimDraft] = {}
     for pick in ranked:
-        if chosen.answers and not pick.scored.answers:
-            break  # answers were found: a sentence that answers nothing would only pad them
         cand = pick.cand
         key = near_key(cand.text)
         if key in by_key:  # the same sentence in another source corroborates it
