@@ -4,8 +4,9 @@
 
 For each objective whose run `bench/quality.py --runs-dir RUNS_DIR` kept, every sub-question's sources are
 read back from the trace (`retrieve/SQ-NN/SRC-NN.md`, as the engine reads them) and handed to the current
-code's `ExtractiveModel.consolidate`; the claims the deliverable would state (`answering.relevance`, each
-sentence once) are scored as `quality_score` scores a run: fact recall, on-answer-page share, how-to named.
+code's `ExtractiveModel.consolidate`; the claims the deliverable would state (answers and related
+statements alike, each sentence once: `rendering.render_report`) are scored as `quality_score` scores a run:
+fact recall, on-answer-page share, how-to named.
 Retrieval is the kept run's, so the figures isolate sentence choice (minutes instead of an hour of runs); on
 the baseline's own runs the replay of the baseline's code gives its end-to-end figures exactly (89/148,
 217/325, 18/37 on `quality-20261126-rank-base.json`). Verification is assumed to pass (claims are verbatim),
@@ -27,8 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from quality import load_devset  # noqa: E402
 from quality_score import Objective, names, norm, url_page  # noqa: E402
 
-from research_engine import answering, decompose, retrieve  # noqa: E402
 from research_engine import brief as brief_mod  # noqa: E402
+from research_engine import decompose, retrieve  # noqa: E402
 from research_engine.engine.extractive import ExtractiveModel, near_key  # noqa: E402
 from research_engine.engine.models import SourceText  # noqa: E402
 from research_engine.trace import open_run  # noqa: E402
@@ -44,7 +45,6 @@ def replay(obj: Objective, out: Path, model: ExtractiveModel) -> dict[str, Any] 
     run = open_run(run_dir)
     brief = brief_mod.load_locked(run.root)
     sqs = decompose.load(run)
-    questions = [str(sq.get("text") or "") for sq in sqs]
     refs = retrieve.list_sources(run)
     said: set[str] = set()
     texts: list[str] = []
@@ -61,8 +61,6 @@ def replay(obj: Objective, out: Path, model: ExtractiveModel) -> dict[str, Any] 
         drafts = model.consolidate(brief, sq, sources, stated) if sources else []
         stated += [" ".join(d.text.split()) for d in drafts]
         for draft in drafts:
-            if not answering.relevance(str(sq.get("text") or ""), questions, draft.text).answers:
-                continue
             key = near_key(draft.text)
             if key in said:
                 continue

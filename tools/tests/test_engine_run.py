@@ -310,10 +310,11 @@ def test_a_supported_claim_that_answers_nothing_leaves_its_sub_question_uncovere
     assert "found no supported claim answering SQ-01" in rethought[0]["info"]["engine"]["why"]
     assert "global" in rethought[0]["query"] or "interpreter" in rethought[0]["query"]
     result = (run.root / "synthesis/result.md").read_text()
-    # Nothing answers SQ-01, the plan's only sub-question: the claim is shown under a gap heading as the
-    # closest statement found, never as the answer or a key finding.
-    answer_part, _, gap_part = result.partition(rendering.CLOSEST_HEADING)
-    assert off_question not in answer_part and off_question in gap_part
+    # Nothing answers SQ-01, the plan's only sub-question: the claim is shown after the gap note as a
+    # related statement, never as the answer or a key finding.
+    answer_part, _, related_part = result.partition(rendering.RELATED_HEADING)
+    assert off_question not in answer_part and off_question in related_part.partition("## Caveats")[0]
+    assert "> **Gap:** no source sentence answered this sub-question." in answer_part
     assert rendering.ANSWER_HEADING not in result
     assert_valid(run.root)
 

@@ -7,7 +7,14 @@ from crossprocess import outputs_of_fresh_processes
 
 from research_engine import answering, grounding
 from research_engine.documents import Passage
-from research_engine.engine.extractive import bm25_scores, facets_of, is_claim_sentence, sentences, tokens
+from research_engine.engine.extractive import (
+    bm25_scores,
+    facets_of,
+    is_claim_sentence,
+    rendering,
+    sentences,
+    tokens,
+)
 from research_engine.engine.factory import make_model
 from research_engine.engine.helpers import already_claimed
 from research_engine.engine.models import (
@@ -667,9 +674,10 @@ def test_the_extractive_deliverable_passes_the_sentence_check_by_construction():
     assert all(f"[{clm}]" in text for clm in claims)
 
 
-def test_the_extractive_deliverable_states_only_claims_that_answer_their_sub_question():
-    """A supported claim that holds its quote but does not answer its sub-question is left out of the
-    deliverable (counted in the caveats), as the controller leaves it out of coverage."""
+def test_the_extractive_deliverable_shows_a_claim_not_judged_an_answer_only_as_related():
+    """A supported claim that holds its quote but is not judged to answer its sub-question is no answer and
+    no key finding (as the controller leaves it out of coverage): it is listed after the answers, under a
+    heading that says what it is, and counted in the caveats."""
     on = {
         "id": "CLM-01",
         "text": "SQLite allows one writer at a time, using a RESERVED lock.",
@@ -680,8 +688,10 @@ def test_the_extractive_deliverable_states_only_claims_that_answer_their_sub_que
     for claim in (on, off):
         claim["evidence"] = [{"source": "SQ-01/SRC-01"}]
     text = make_model("extractive").write({"objective": sq["text"]}, [Section(sq=sq, claims=[on, off])])
-    assert "[CLM-01]" in text and "CLM-02" not in text
-    assert "1 further supported claim(s) are left out" in text
+    answers, _, related = text.partition(rendering.RELATED_HEADING)
+    assert "[CLM-01]" in answers and "CLM-02" not in answers
+    assert "[CLM-02]" in related.partition("## Caveats")[0]
+    assert "1 supported claim(s) are listed as related statements, not answers" in text
     assert text.index("## Answer") < text.index("[CLM-01]")
 
 

@@ -4,10 +4,11 @@ Owns `render_report` and the headings `report check` reads: the direct answer fi
 the supported claims that best answer the objective's facets, at most `ANSWER_CLAIMS`, never a sentence
 that only names something or speaks of the page), one cited bullet per sub-question in Key findings (its
 best-answering supported claim), every supported or partial claim that answers its sub-question once under
-it, partial ones marked, and a caveat section naming gaps, refused claims and how many true but
-off-question claims were left out. When no claim answers any sub-question, the supported ones are listed
-under a gap heading as the closest statements found, never as the answer. States only what the claims
-state, with their ids and sources; writes nothing to disk (the engine does).
+it, partial ones marked, then the supported claims its sources hold that were not judged to answer it,
+under a lead that says so (related statements, never the answer or a key finding: the lexical judgement
+misses answers in other words), and a caveat section naming gaps, refused claims and how many statements
+are only related. States only what the claims state, with their ids and sources; writes nothing to disk
+(the engine does).
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ ANSWER_CLAIMS = 3
 KEY_FINDINGS_HEADING = "## Key findings"
 CAVEAT_HEADING = "## Caveats and gaps"
 ABOUT_HEADING = "## About this report"
-CLOSEST_HEADING = "## Gap: no claim answers a sub-question; the closest supported statements"
-CLOSEST_CLAIMS = 5
+RELATED_HEADING = "### Related statements, not judged to answer it"
 _CONFIDENCE_RANK: dict[str, int] = {level: rank for rank, level in enumerate(Confidence)}  # high first
 
 
@@ -117,23 +117,23 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     said: set[str] = set()  # a sentence is stated once even if two claims carry it
     stated_all: list[tuple[str, dict[str, Any], float, bool]] = []
     questions = [str(section.sq.get("text") or "") for section in sections]
-    off_topic = 0
-    closest: list[str] = []  # supported claims that answer nothing, for when nothing answers
+    related_count = 0
     for section in sections:
         sq = section.sq
         stated = []
+        related: list[dict[str, Any]] = []  # supported, on its sources, but not judged to answer it
         relevance: dict[str, float] = {}
         for claim in section.claims:
             if claim.get("verdict") not in (Verdict.SUPPORTED, Verdict.PARTIAL):
                 continue
-            scored = answering.relevance(str(sq.get("text") or ""), questions, str(claim.get("text") or ""))
-            if not scored.answers:  # true, but not an answer to this question (the controller agrees)
-                off_topic += 1
-                if claim.get("verdict") == Verdict.SUPPORTED:
-                    closest.append(f"- {shown_claim(claim)} [{claim['id']}] (source: {_sources_of(claim)})")
-                continue
             key = near_key(str(claim.get("text") or ""))
             if key in said:
+                continue
+            scored = answering.relevance(str(sq.get("text") or ""), questions, str(claim.get("text") or ""))
+            if not scored.answers:  # true, but not judged an answer to this question (the controller agrees)
+                if claim.get("verdict") == Verdict.SUPPORTED:
+                    said.add(key)
+                    related.append(claim)
                 continue
             said.add(key)
             stated.append(claim)
@@ -147,6 +147,15 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 " (partly supported: read with caution)" if claim.get("verdict") == Verdict.PARTIAL else ""
             )
             body += [f"- {shown_claim(claim)} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
+        if not stated:
+            body += ["> **Gap:** no source sentence answered this sub-question.", ""]
+            caveats.append(f"- Gap: no claim was supported for {sq['id']} ({sq['text']}).")
+        if related:
+            # True statements its sources hold near the question: shown as what they are, so a reader
+            # judges them, never as the answer or a key finding.
+            related_count += len(related)
+            body += [RELATED_HEADING, ""]
+            body += [f"- {shown_claim(c)} [{c['id']}] (source: {_sources_of(c)})" for c in related] + [""]
         if stated:
             top = min(
                 stated,
@@ -159,9 +168,6 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             )
             caution = " (partly supported)" if top.get("verdict") == Verdict.PARTIAL else ""
             findings.append(f"- **{sq['id']}** ({sq['text']}): {shown_claim(top)} [{top['id']}]{caution}")
-        else:
-            body += ["> **Gap:** no source sentence answered this sub-question.", ""]
-            caveats.append(f"- Gap: no claim was supported for {sq['id']} ({sq['text']}).")
         for gap in section.gaps:
             if not stated and str(gap.get("about") or "").startswith("no supported claim answers"):
                 continue  # already said just above
@@ -171,10 +177,10 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
                 f"- Refused, not established: {claim['id']} (\u201c{claim['text']}\u201d) was refused by the "
                 f"verifier: {claim.get('reason') or 'its evidence did not hold up'}."
             )
-    if off_topic:
+    if related_count:
         caveats.append(
-            f"- {off_topic} further supported claim(s) are left out: each holds its quote but does not "
-            "answer its sub-question (the controller's loop log names them)."
+            f"- {related_count} supported claim(s) are listed as related statements, not answers: each holds "
+            "its quote but was not judged to answer its sub-question (the controller's loop log names them)."
         )
     lines = [f"# {objective}", ""]
     answer = answer_paragraph(stated_all)
@@ -186,10 +192,6 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
     else:
         lines += ["> **Gap:** no sub-question has a supported answer.", ""]
     lines += body
-    if not stated_all and closest:
-        # Nothing answers, yet sources hold true statements near the question: shown as what they are, so
-        # a reader judges them, never as the answer.
-        lines += [CLOSEST_HEADING, "", *list(dict.fromkeys(closest))[:CLOSEST_CLAIMS], ""]
     if caveats:
         lines += [CAVEAT_HEADING, ""] + list(dict.fromkeys(caveats)) + [""]
     lines += [
