@@ -119,7 +119,7 @@ _KIND_RULES: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
 )
 
 _VERSION_A = re.compile(
-    r"\b(?:v?\d+\.\d+(?:\.\d+)*|(?:version|release|python|django|postgresql|pg)\s+\d+\b|(?:19|20)\d\d)\b",
+    r"\b(?:v\d+(?:\.\d+)*|\d+\.\d+(?:\.\d+)*|(?:version|release|python|django|postgresql|pg)\s+\d+\b|(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (

@@ -18,6 +18,7 @@ from research_engine.answering import (
     shared_terms,
     subject_terms,
 )
+from research_engine.engine.extractive.text import tokens
 from research_engine.engine.review import rethought_queries
 from research_engine.terms import fold, phrasal_compounds, synonyms
 
@@ -48,6 +49,8 @@ from research_engine.terms import fold, phrasal_compounds, synonyms
         # a version the question mentions is not one it asks for
         ("Which rsync option should I use to copy an old version of a tree over a new one?", AnswerKind.NAME),
         ("In which release did cron stop mailing empty output?", AnswerKind.VERSION),
+        # a change between two versions the question names, written short: what changed, not when
+        ("What changed for users when moving from fetchmail v5 to v6?", AnswerKind.EXPLANATION),
     ],
 )
 def test_the_kind_of_answer_a_question_asks_for(question, kind):
@@ -289,3 +292,9 @@ def test_a_plural_in_ings_folds_as_its_singular_does(plural, singular):
     # "warnings" once folded to "warning" and "warning" to "warn": the asker's "a warning" missed the
     # option entry's "getting warnings".
     assert fold(plural) == fold(singular)
+
+
+def test_a_spelled_out_version_also_reads_as_its_short_form():
+    # "moving from v7 to v8" is answered by "Version 8 offers a rewritten core".
+    assert "v8" in tokens("Version 8 offers a rewritten core, unlike release 7.4.")
+    assert "v7.4" in tokens("Version 8 offers a rewritten core, unlike release 7.4.")

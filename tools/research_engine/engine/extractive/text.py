@@ -57,15 +57,20 @@ FRAGMENT_START_RE = re.compile(r"^(and|or|but|so|then|also)\b", re.IGNORECASE)
 _BOUNDARY_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+")
 
 
+# "Version 8" and "release 3.2" are also written "v8" and "v3.2" ("moving from rsyslog v7 to v8").
+_SPELLED_VERSION_RE = re.compile(r"\b(?:version|release)\s+(\d+(?:\.\d+)*)\b", re.IGNORECASE)
+
+
 def tokens(text: str) -> list[str]:
     """Folded content words (tasks -> task, threading -> thread); stop words and one-letter words dropped;
-    then the one-word forms of hyphenated phrasal verbs ("logged-in" -> also "login")."""
+    then the one-word forms of hyphenated phrasal verbs ("logged-in" -> also "login") and the short form of
+    a spelled-out version ("Version 8" -> also "v8")."""
     out = []
     for word in words(text):
         if word in STOP_WORDS or len(word) < 2:
             continue
         out.append(fold(word))
-    return out + phrasal_compounds(text)
+    return out + phrasal_compounds(text) + [f"v{n}" for n in _SPELLED_VERSION_RE.findall(text)]
 
 
 def key_terms(text: str, limit: int = 8) -> list[str]:
