@@ -86,6 +86,7 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
+FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
@@ -127,6 +128,8 @@ def _cues(
         first = i + 1
         if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
             first += 1  # "not when the statement runs": the negation governs the clause it opens
+        if token in NEGATING_VERBS:  # "prevent older versions from trying": what it keeps from happening
+            first = _after_from(tokens, first)
         at = _scope(tokens, range(first, len(tokens)))
         if not at and token == "not":
             at = _scope(tokens, range(i - 1, -1, -1))[::-1]
@@ -135,6 +138,23 @@ def _cues(
         words = tuple(tokens[j] for j in at)
         out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words))
     return out
+
+
+def _after_from(tokens: list[str], first: int) -> int:
+    """Where "from" leads a negating verb's object to what it keeps from happening, in the same clause (an
+    aside in parentheses passed over)."""
+    depth = counted = 0
+    for j in range(first, len(tokens)):
+        token = tokens[j]
+        depth += (token == "(") - (token == ")")
+        if depth > 0 or token == ")":
+            continue
+        if token == "from":
+            return j + 1
+        counted += 1
+        if counted > FROM_REACH or token in (".", ";", ":") or token in BOUNDARY_WORDS:
+            break
+    return first
 
 
 def _scope(tokens: list[str], positions: range) -> list[int]:
@@ -516,6 +536,7 @@ class Judge:
                 and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
             ):
                 faults.append(" ".join((cue.word, *cue.scope)))
+        implied_mine = _cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
         for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
             if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
                 continue
@@ -524,7 +545,7 @@ class Judge:
             ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
                 continue
             if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
-                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
+                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine
             ):
                 faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
         faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)

@@ -39,14 +39,14 @@ ever yet also even actually really always still
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking"}
+     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking", "unless"}
 )  # fmt: skip
 # Verbs that state a negation of what they govern ("avoiding reloads" is "no reload"): a claim's agree with
 # a sentence's "not" on the same words; a sentence's are words like any other.
 NEGATING_VERBS_TEXT = """
 avoid avoids avoided avoiding prevent prevents prevented preventing omit omits omitted omitting skip skips
 skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing forbid forbids forbidden
-forbidding disallow disallows disallowed disallowing
+forbidding disallow disallows disallowed disallowing stop stops stopped stopping
 """
 NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
 # Words that put things in order: with them, a sentence's "only" says when, which a claim's order holds.
@@ -101,14 +101,16 @@ CLAIM_STRENGTH = (
 # "as it is").
 STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all|at all)\b", re.IGNORECASE)
 CAUSAL_RE = re.compile(
-    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
+    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to(?! be\b)"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
 # A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
-    r"|if)\b"
+    r"|if|(?:this|which|that) means)\b"
+    r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?(?:might|may|will|would|can|could|should|must|is|are|was|were|has"
+    r"|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 # Counts from two up ("one" is a pronoun more often than a count: it is left out).
@@ -261,8 +263,12 @@ def _common_stems() -> frozenset[str]:
     return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
+# "None" capitalised after a sentence's first word is Python's value, not a negation ("was None in 1.x").
+NONE_VALUE_RE = re.compile(r"(?<=[\w,;:(`'\"] )None\b")
+
+
 def normalise(text: str) -> str:
-    low = text.lower().replace("’", "'")
+    low = NONE_VALUE_RE.sub("none_value", text).lower().replace("’", "'")
     for pattern, replacement in MULTIWORD:
         low = pattern.sub(replacement, low)
     return low
