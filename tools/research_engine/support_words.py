@@ -28,7 +28,10 @@ manual page explains explained describes described mention mentions mentioned th
 yes its it's they're there's that's isn't aren't doesn't don't can't won't short simply put basically
 essentially namely specifically particular particularly generally summary instance addition additionally
 furthermore moreover mean means meaning able
-"""  # a writer's framing and discourse words: they say how, not what
+although though since whether except besides beside despite upon via per regarding concerning something
+anything someone anyone somewhere anywhere accordingly otherwise likewise nonetheless nevertheless anyway
+"""  # a writer's framing and discourse words, and the closed-class words that join what a sentence says
+# (conjunctions, prepositions, indefinite pronouns, linking adverbs): they say how, not what
 STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
 # Words a negation or "only" passes over to reach what it governs.
 SCOPE_SKIP_TEXT = """
