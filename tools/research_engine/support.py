@@ -71,7 +71,6 @@ from research_engine.support_words import (
     negative_forms,
     normalise,
     stem,
-    substituted,
     swapped,
     tokenize,
     word_stems,
@@ -507,7 +506,6 @@ class Judge:
             and not carried(w, self.question_stems)
             and not any(carried(f, held.stems) for f in negative_forms(w) if len(f) < len(w))
         ]  # "unsupported" where a claim writes "not supported": the polarity check judges the prefix
-        missing = substituted(missing, word_stems(tokens), held.stems)
         allowed = max(MIN_MISSING_ALLOWED, int(MISSING_SHARE * len(words)))
         if len(missing) > allowed:
             return Fault("unsupported", tuple(missing))

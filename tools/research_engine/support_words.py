@@ -216,41 +216,6 @@ def _antonym_table() -> dict[str, frozenset[str]]:
     return {s: frozenset(others) for s, others in table.items()}
 
 
-# Each word's near-synonyms in WordNet 3.0 (words of one synset, in a frequent sense of each): a writer puts
-# one for a claim's word ("supplied" for "provided"). tools/build_word_tables.py says how.
-RELATED_WORDS_FILE = Path(__file__).with_name("support_related_words.txt")
-
-
-def related_stems(word_stem: str) -> frozenset[str]:
-    """The stems of a stem's near-synonyms (none for most words); the table is read when first asked."""
-    return _related_table().get(word_stem, frozenset())
-
-
-@lru_cache(maxsize=1)
-def _related_table() -> dict[str, frozenset[str]]:
-    table = _stem_table(RELATED_WORDS_FILE) if RELATED_WORDS_FILE.is_file() else {}
-    for word_stem, others in list(table.items()):  # read both ways
-        for other in others:
-            table.setdefault(other, set()).add(word_stem)
-    return {s: frozenset(others) for s, others in table.items()}
-
-
-def substituted(missing: list[str], sentence_stems: set[str], claim_stems: set[str]) -> list[str]:
-    """The missing words that stand for none of the claims' words: a word is a claim word's stand-in when it
-    is a near-synonym of a claim word the sentence does not write itself, each claim word standing in once."""
-    used: set[str] = set()
-    out = []
-    for word in missing:
-        stand_in = sorted(
-            c for c in related_stems(stem(word)) if c in claim_stems and c not in sentence_stems and c not in used
-        )
-        if stand_in:
-            used.add(stand_in[0])
-        else:
-            out.append(word)
-    return out
-
-
 # The words WordNet 3.0's sense-tagged corpus has seen: ordinary English; a word outside is a term or a name.
 COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
 
