@@ -62,6 +62,7 @@ from research_engine.support_words import (
     ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
+    STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
@@ -85,6 +86,7 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
+BESIDE_REACH = 3  # the words looked at on each side of a question's figure for what it counts
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
@@ -248,6 +250,19 @@ class Held:
         )
 
 
+def _beside(text: str, raw: str) -> set[str]:
+    """The stems of the nearest words on either side of a figure wherever a text writes it, stop words passed
+    over (up to `BESIDE_REACH` words), within its clause: what the figure counts or names."""
+    out: set[str] = set()
+    for m in re.finditer(rf"(?<![\w.]){re.escape(raw)}(?![\w])", text, re.IGNORECASE):
+        before = re.split(r"[.;:,()]", text[: m.start()])[-1].split()[::-1]
+        after = re.split(r"[.;:,()]", text[m.end() :])[0].split()
+        for side in (before, after):
+            words = [w.strip("'\"`?!").casefold() for w in side[:BESIDE_REACH]]
+            out.update([stem(w) for w in words if w.isalpha() and w not in STOP][:1])
+    return out
+
+
 def _urls(text: str) -> set[str]:
     """The URLs a text writes, compared as code: case folded, closing punctuation and brackets dropped."""
     return {m.group(0).casefold().rstrip(".,;:!?)]}'\"`>") for m in prose.URL_RE.finditer(text)}
@@ -359,7 +374,7 @@ class Judge:
         self.question_tokens = tokenize(self.question)
         self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
-        self.question_numbers = stated_numbers(self.question)
+        self.question_numbers = [(n, _beside(self.question, n.raw)) for n in stated_numbers(self.question)]
         self.question_urls = _urls(question)
         self.questions = sorted(
             {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
@@ -432,8 +447,12 @@ class Judge:
         return folded
 
     def _numbers(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        backing = held.numbers + self.question_numbers
-        missing = [n.raw for n in stated_numbers(plain) if not any(n.backed_by(b) for b in backing)]
+        missing = [
+            n.raw
+            for n in stated_numbers(plain)
+            if not any(n.backed_by(b) for b in held.numbers)
+            and not any(n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers)
+        ]  # a question's figure restated says what it counts too: "the last 5 years" is no "five languages"
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
