@@ -127,8 +127,12 @@ MULTIPLES = (
     ("triple triples tripled thrice", 3.0),
     ("half halves halved halving", 0.5),
 )
+# Ordinals from the third up state a figure too ("the third argument" against "the second argument");
+# "second" is a unit of time and "a second time" as often (measured: it refused a faithful sentence).
+ORDINALS = "- - - third fourth fifth sixth seventh eighth ninth tenth"
 NUMBER_WORDS = (
     {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2}
+    | {w: float(n) for n, w in enumerate(ORDINALS.split()) if w != "-"}
     | {w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3}
     | {w: value for words, value in MULTIPLES for w in words.split()}
 )
