@@ -37,7 +37,8 @@ STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
 SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
-ever yet also even actually really always still
+ever yet also even actually really always still currently necessarily generally usually typically normally
+often
 """
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
