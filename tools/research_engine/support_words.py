@@ -38,7 +38,7 @@ SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
 ever yet also even actually really always still currently necessarily generally usually typically normally
-often
+often attempt attempts try tries possible able allowed
 """
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
