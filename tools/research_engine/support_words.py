@@ -275,7 +275,7 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
 
 def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
     """Each content word of a text under the two tokens around it (a full stop at either end)."""
-    padded = [".", *tokens, "."]
+    padded = [".", *_clause_ends(tokens), "."]
     out: dict[tuple[str, str], set[str]] = {}
     for j in range(1, len(padded) - 1):
         if padded[j].isalpha() and padded[j] not in STOP:
@@ -283,11 +283,17 @@ def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
     return out
 
 
+def _clause_ends(tokens: list[str]) -> list[str]:
+    """A text's tokens with every clause's end written as a full stop ("known from ElementTree:" ends where
+    "known from minidom." does)."""
+    return ["." if t in (".", ":", ";", "!", "?") else t for t in tokens]
+
+
 def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, str], set[str]]) -> list[str]:
     """A missing word where the claims, between the same two neighbours, write another word the sentence
     leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
     swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
-    padded = [".", *tokens, "."]
+    padded = [".", *_clause_ends(tokens), "."]
     sentence_stems = {stem(t) for t in tokens if t.isalpha()}  # "ksh" in KSH_TYPESET is not "ksh" written
     out = []
     for i in range(1, len(padded) - 1):
