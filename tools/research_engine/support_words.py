@@ -226,8 +226,9 @@ COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
 
 
 def common_word(word: str) -> bool:
-    """Whether a word (any inflection) is ordinary English rather than a term or a name."""
-    return stem(word) in _common_stems()
+    """Whether a word (any inflection) is ordinary English rather than a term or a name; "goes" and "does",
+    which the stemmer leaves apart from their verb, are "go" and "do"."""
+    return stem(word) in _common_stems() or (word.endswith("es") and stem(word[:-2]) in _common_stems())
 
 
 @lru_cache(maxsize=1)
