@@ -112,7 +112,7 @@ CAUSAL_RE = re.compile(
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
-    r"|if|(?:this|which|that) means)\b"
+    r"|if|(?:this|which|that) means|meaning)\b"
     r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?(?:might|may|will|would|can|could|should|must|is|are|was|were|has"
     r"|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
