@@ -61,6 +61,7 @@ BOUND_WORDS = frozenset(
 )  # a claim's bound: "at most"
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
+    (re.compile(r"\bas well(?: as)?\b"), " also "),  # "as well as" adds: no "well" asserted
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
