@@ -238,8 +238,9 @@ def _common_stems() -> frozenset[str]:
     return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
-# "None" capitalised after a sentence's first word is Python's value, not a negation ("was None in 1.x").
-NONE_VALUE_RE = re.compile(r"(?<=[\w,;:(`'\"] )None\b")
+# "None" capitalised after a sentence's first word, or written after "=", is Python's value, not a negation
+# ("was None in 1.x", "on_setattr=None").
+NONE_VALUE_RE = re.compile(r"(?:(?<=[\w,;:(`'\"] )|(?<==))None\b")
 
 
 def normalise(text: str) -> str:
