@@ -62,6 +62,7 @@ BOUND_WORDS = frozenset(
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bas well(?: as)?\b"), " also "),  # "as well as" adds: no "well" asserted
+    (re.compile(r"\b(do|does|did|doing|done) so\b"), r"\1"),  # "will not do so by default": no clause boundary
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
