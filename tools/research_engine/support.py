@@ -53,6 +53,7 @@ from research_engine.support_words import (
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
+    FROM_NEGATING_VERBS,
     NEGATING_VERBS,
     NEGATIONS,
     NEGATIVE_PREFIXES,
@@ -130,7 +131,10 @@ def _cues(
         if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
             first += 1  # "not when the statement runs": the negation governs the clause it opens
         if token in NEGATING_VERBS:  # "prevent older versions from trying": what it keeps from happening
-            first = _after_from(tokens, first)
+            after = _after_from(tokens, first)
+            if after == first and token in FROM_NEGATING_VERBS:
+                continue  # "keeps track of": no negation
+            first = after
         at = _scope(tokens, range(first, len(tokens)))
         if not at and token == "not":
             at = _scope(tokens, range(i - 1, -1, -1))[::-1]

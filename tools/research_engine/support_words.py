@@ -52,7 +52,9 @@ avoid avoids avoided avoiding prevent prevents prevented preventing omit omits o
 skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing forbid forbids forbidden
 forbidding disallow disallows disallowed disallowing stop stops stopped stopping
 """
-NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
+# Verbs that negate only what a "from" leads to ("keeping the object from being mutated").
+FROM_NEGATING_VERBS = frozenset({"keep", "keeps", "kept", "keeping"})
+NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split()) | FROM_NEGATING_VERBS
 # Words that put things in order: with them, a sentence's "only" says when, which a claim's order holds.
 ORDER_WORDS = frozenset({"first", "then", "after", "afterwards", "before", "once", "later", "until", "next"})
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
