@@ -90,6 +90,8 @@ RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that state
 BESIDE_REACH = 3  # the words looked at on each side of a question's figure for what it counts
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
+# A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
+FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
@@ -201,6 +203,7 @@ class Held:
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
         raw = " .\n".join(texts)
         plain = prose.plain_text(raw)  # a negation's reach ends with its text
+        either = _with_footnotes_off(plain)  # names, code and words: with or without a footnote's mark
         tokens = tokenize(plain)
         covered: set[int] = set()
         cues = list(dict.fromkeys(_cues(tokens, covered)))
@@ -208,8 +211,8 @@ class Held:
         sides = opposites.sides(tokens)
         return cls(
             ids=tuple(ids),
-            plain=plain.casefold(),
-            stems=word_stems(tokens),
+            plain=either.casefold(),
+            stems=word_stems(tokenize(either)),
             cues=cues,
             implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
@@ -265,6 +268,13 @@ def _beside(text: str, raw: str) -> set[str]:
             words = [w.strip("'\"`?!").casefold() for w in side[:BESIDE_REACH]]
             out.update([stem(w) for w in words if w.isalpha() and w not in STOP][:1])
     return out
+
+
+def _with_footnotes_off(plain: str) -> str:
+    """A claim's text, and again without the footnote marks a page glues on to words ("CPython1", "True1"),
+    so that the names and code a sentence writes are found either way."""
+    bare = FOOTNOTE_RE.sub("", plain)
+    return plain if bare == plain else f"{plain}\n{bare}"
 
 
 def _urls(text: str) -> set[str]:
