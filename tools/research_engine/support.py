@@ -491,7 +491,10 @@ class Judge:
         """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of
         it ("SQLite-specific") is held when the name is and the rest are words the claims use."""
         name = POSSESSIVE_RE.sub("", name)
-        if any(prose.holds(name, text) for text in (held.plain, self.question_plain)):
+        forms = [name]
+        if not name.isupper():  # "Reader" where the claims write "Readers"; an acronym's "S" is a letter
+            forms += [name + "s", name + "es"] + ([name[:-1]] if name.endswith("s") and len(name) > 3 else [])
+        if any(prose.holds(form, text) for form in forms for text in (held.plain, self.question_plain)):
             return True
         parts = [p for p in name.split("-") if p]
         return len(parts) > 1 and all(
