@@ -268,12 +268,22 @@ def _tokenized(text: str) -> tuple[str, ...]:  # a sentence is read by several c
     return tuple(out)
 
 
+def able_bases(word: str) -> list[str]:
+    """The verb an "-able"/"-ible" adjective is made from, as stems ("customizable" -> "customize"), which the
+    stemmer leaves apart."""
+    if len(word) < 7 or not word.endswith(("able", "ible")):
+        return []
+    base = word[:-4]
+    return [stem(base), stem(base + "e")]
+
+
 def word_stems(tokens: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for token in tokens:
         if not token[0].isalnum():
             continue
         out.add(stem(token))
+        out.update(able_bases(token))
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
     return out
@@ -341,6 +351,7 @@ def word_forms(word: str) -> tuple[str, ...]:
         if s.endswith(suffix) and len(s) - len(suffix) >= 4:
             base = s[: -len(suffix)]
             out += [base, base + "e", stem(base)]
+    out += able_bases(word)
     out += [stem(other) for other in terms.other_words([word])]
     out += sorted(derived_stems(s))
     return tuple(dict.fromkeys(out))
