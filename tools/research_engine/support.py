@@ -88,6 +88,7 @@ MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 BESIDE_REACH = 3  # the words looked at on each side of a question's figure for what it counts
+CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an "only"'s condition opens
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 # A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
@@ -116,6 +117,7 @@ class Cue:
     word: str
     scope: tuple[str, ...]  # stems it governs, in order
     words: tuple[str, ...] = ()  # the same, as written
+    condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
 
 
 def _cues(
@@ -143,8 +145,24 @@ def _cues(
         if covered is not None and kind == "neg":
             covered.update(at)
         words = tuple(tokens[j] for j in at)
-        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words))
+        condition = _condition(tokens, first) if kind == "only" else ()
+        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition))
     return out
+
+
+def _condition(tokens: list[str], first: int) -> tuple[str, ...]:
+    """The stems an "only" restricts read with the condition that follows it up to the sentence's end:
+    "only process the rules if the URI is a path" and "processed only when the URI is a path" restrict the
+    same thing, wherever the writer put "only"."""
+    out: list[str] = []
+    for token in tokens[first:]:
+        if token in (".", ";", ":") or len(out) >= 2 * SCOPE_WORDS:
+            break
+        if token in BOUNDARY_WORDS and token not in CONDITION_WORDS:
+            break
+        if token[0].isalpha() and token not in SCOPE_SKIP and token not in CONDITION_WORDS:
+            out.append(stem(token))
+    return tuple(out)
 
 
 def _after_from(tokens: list[str], first: int) -> int:
@@ -567,6 +585,7 @@ class Judge:
                 cue.scope
                 and any(s in held.stems for s in cue.scope)
                 and not any(set(cue.scope) & set(c.scope) for c in same)
+                and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
                 and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
             ):
                 faults.append(" ".join((cue.word, *cue.scope)))
