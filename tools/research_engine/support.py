@@ -46,23 +46,16 @@ from functools import lru_cache
 from typing import Any
 
 from research_engine import prose
+from research_engine import support_negation as negation
 from research_engine import support_opposites as opposites
 from research_engine.support_words import (
-    BOUND_WORDS,
-    BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
-    FROM_NEGATING_VERBS,
     NEGATING_VERBS,
-    NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
-    ONLY,
-    ORDER_WORDS,
-    SCOPE_SKIP,
-    SCOPE_WORDS,
     STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
@@ -86,10 +79,7 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
-RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 BESIDE_REACH = 3  # the words looked at on each side of a question's figure for what it counts
-CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an "only"'s condition opens
-FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 # A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
 FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
@@ -111,89 +101,6 @@ CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
 
-@dataclass(frozen=True)
-class Cue:
-    kind: str  # "neg" | "only"
-    word: str
-    scope: tuple[str, ...]  # stems it governs, in order
-    words: tuple[str, ...] = ()  # the same, as written
-    condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
-
-
-def _cues(
-    tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
-) -> list[Cue]:
-    """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
-    those stems (what the text states only under a negation). A negation that opens a clause ("not when")
-    governs that clause; one that governs nothing after it ("but X is not.") governs what comes before it."""
-    out = []
-    for i, token in enumerate(tokens):
-        kind = "neg" if token in negations else "only" if token in ONLY else None
-        if kind is None:
-            continue
-        first = i + 1
-        if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
-            first += 1  # "not when the statement runs": the negation governs the clause it opens
-        if token in NEGATING_VERBS:  # "prevent older versions from trying": what it keeps from happening
-            after = _after_from(tokens, first)
-            if after == first and token in FROM_NEGATING_VERBS:
-                continue  # "keeps track of": no negation
-            first = after
-        at = _scope(tokens, range(first, len(tokens)))
-        if not at and token == "not":
-            at = _scope(tokens, range(i - 1, -1, -1))[::-1]
-        if covered is not None and kind == "neg":
-            covered.update(at)
-        words = tuple(tokens[j] for j in at)
-        condition = _condition(tokens, first) if kind == "only" else ()
-        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition))
-    return out
-
-
-def _condition(tokens: list[str], first: int) -> tuple[str, ...]:
-    """The stems an "only" restricts read with the condition that follows it up to the sentence's end:
-    "only process the rules if the URI is a path" and "processed only when the URI is a path" restrict the
-    same thing, wherever the writer put "only"."""
-    out: list[str] = []
-    for token in tokens[first:]:
-        if token in (".", ";", ":") or len(out) >= 2 * SCOPE_WORDS:
-            break
-        if token in BOUNDARY_WORDS and token not in CONDITION_WORDS:
-            break
-        if token[0].isalpha() and token not in SCOPE_SKIP and token not in CONDITION_WORDS:
-            out.append(stem(token))
-    return tuple(out)
-
-
-def _after_from(tokens: list[str], first: int) -> int:
-    """Where "from" leads a negating verb's object to what it keeps from happening, in the same clause (an
-    aside in parentheses passed over)."""
-    depth = counted = 0
-    for j in range(first, len(tokens)):
-        token = tokens[j]
-        depth += (token == "(") - (token == ")")
-        if depth > 0 or token == ")":
-            continue
-        if token == "from":
-            return j + 1
-        counted += 1
-        if counted > FROM_REACH or token in (".", ";", ":") or token in BOUNDARY_WORDS:
-            break
-    return first
-
-
-def _scope(tokens: list[str], positions: range) -> list[int]:
-    """The positions of the words a cue governs, walking `positions` up to a clause boundary."""
-    out: list[int] = []
-    for j in positions:
-        word = tokens[j]
-        if not word[0].isalnum() or word in BOUNDARY_WORDS or len(out) >= SCOPE_WORDS:
-            break
-        if word not in SCOPE_SKIP and word not in NEGATIONS and word not in ONLY:
-            out.append(j)
-    return out
-
-
 @dataclass
 class Held:
     """What a set of claims holds, prepared once: their text and quotes as the checks read them."""
@@ -201,8 +108,10 @@ class Held:
     ids: tuple[str, ...]
     plain: str  # markup removed, case folded
     stems: set[str]
-    cues: list[Cue]
-    implied: list[Cue]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
+    cues: list[negation.Cue]
+    implied: list[
+        negation.Cue
+    ]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
     affirmed: set[str]  # stems stated outside every negation
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
@@ -224,7 +133,7 @@ class Held:
         either = _with_footnotes_off(plain)  # names, code and words: with or without a footnote's mark
         tokens = tokenize(plain)
         covered: set[int] = set()
-        cues = list(dict.fromkeys(_cues(tokens, covered)))
+        cues = list(dict.fromkeys(negation.cues(tokens, covered)))
         prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
         sides = opposites.sides(tokens)
         return cls(
@@ -232,7 +141,7 @@ class Held:
             plain=either.casefold(),
             stems=word_stems(tokenize(either)),
             cues=cues,
-            implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
+            implied=[c for c in negation.cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
@@ -483,7 +392,9 @@ class Judge:
             n.raw
             for n in stated_numbers(plain)
             if not any(n.backed_by(b) for b in held.numbers)
-            and not any(n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers)
+            and not any(
+                n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers
+            )
         ]  # a question's figure restated says what it counts too: "the last 5 years" is no "five languages"
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
@@ -568,39 +479,8 @@ class Judge:
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
-        mine = _cues(tokens, negated)
+        faults = negation.faults(tokens, held, negated)
         sentence_stems = word_stems(tokens)
-        faults: list[str] = []
-        for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            implied = (
-                held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []
-            )  # "not avoid": no agreement
-            same = [c for c in held.cues + implied if c.kind == cue.kind]
-            if cue.word == "at most" and held.words & BOUND_WORDS:
-                continue  # "at most 1,000,000,000 bytes" for the claim's maximum
-            if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
-                continue  # "first in Config mode and only then in Module mode": an order the claims state
-            restricted = cue.kind == "only" and not same
-            if restricted or (
-                cue.scope
-                and any(s in held.stems for s in cue.scope)
-                and not any(set(cue.scope) & set(c.scope) for c in same)
-                and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
-                and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
-            ):
-                faults.append(" ".join((cue.word, *cue.scope)))
-        implied_mine = _cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
-        for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
-            if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
-                continue
-            if cue.scope[0] in held.affirmed and not any(
-                w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
-            ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
-                continue
-            if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
-                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine
-            ):
-                faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
         faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
         faults += opposites.antonyms(
             tokens, negated, sentence_stems, held.stems, held.affirmed, held.around, held.tokens
@@ -657,11 +537,6 @@ class Judge:
                     index.setdefault(s, set()).add(clm)
             self._index = index
         return self._index
-
-
-def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
-    """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
-    return any(f in held.words for w in words for f in negative_forms(w) if len(f) > len(w))
 
 
 def claim_texts(claim: dict[str, Any]) -> list[str]:

@@ -64,7 +64,10 @@ BOUND_WORDS = frozenset(
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
     (re.compile(r"\bas well(?: as)?\b"), " also "),  # "as well as" adds: no "well" asserted
-    (re.compile(r"\b(do|does|did|doing|done) so\b"), r"\1"),  # "will not do so by default": no clause boundary
+    (
+        re.compile(r"\b(do|does|did|doing|done) so\b"),
+        r"\1",
+    ),  # "will not do so by default": no clause boundary
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
@@ -117,8 +120,8 @@ CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
     r"|if|(?:this|which|that) means|meaning)\b"
-    r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?(?:might|may|will|would|can|could|should|must|is|are|was|were|has"
-    r"|have|does|do)\b"
+    r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?"  # "as defaults in the future might change"
+    r"(?:might|may|will|would|can|could|should|must|is|are|was|were|has|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 # Counts from two up ("one" is a pronoun more often than a count: it is left out).
