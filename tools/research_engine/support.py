@@ -79,7 +79,6 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
-BESIDE_REACH = 3  # the words looked at on each side of a question's figure for what it counts
 
 # A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
 FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
@@ -185,15 +184,14 @@ class Held:
 
 
 def _beside(text: str, raw: str) -> set[str]:
-    """The stems of the nearest words on either side of a figure wherever a text writes it, stop words passed
-    over (up to `BESIDE_REACH` words), within its clause: what the figure counts or names."""
-    out: set[str] = set()
+    """The stems of the words right beside a figure wherever a text writes it (its unit among them), within
+    its clause: what the figure counts or names ("the last 5 years", "Django 4.2")."""
+    out = {stem(w.casefold()) for w in re.findall(r"[A-Za-z]+", raw)}
     for m in re.finditer(rf"(?<![\w.]){re.escape(raw)}(?![\w])", text, re.IGNORECASE):
-        before = re.split(r"[.;:,()]", text[: m.start()])[-1].split()[::-1]
-        after = re.split(r"[.;:,()]", text[m.end() :])[0].split()
-        for side in (before, after):
-            words = [w.strip("'\"`?!").casefold() for w in side[:BESIDE_REACH]]
-            out.update([stem(w) for w in words if w.isalpha() and w not in STOP][:1])
+        before = re.split(r"[.;:,()]", text[: m.start()])[-1].split()[-1:]
+        after = re.split(r"[.;:,()]", text[m.end() :])[0].split()[:1]
+        words = [w.strip("'\"`?!").casefold() for w in before + after]
+        out.update(stem(w) for w in words if w.isalpha() and w not in STOP)
     return out
 
 
