@@ -8,13 +8,13 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
   words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
   one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
-- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unlikely", "instead of",
+- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unless", "instead of",
   "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
-  them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
-  word is the claims' order); or a claim's negation whose words the sentence states without one where the
-  claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
-  (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an order reversed
-  (`support_opposites`);
+  them (a negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order word is
+  the claims' order); or a claim's negation whose words the sentence states without one where the claims
+  never affirm them: "can be overridden" against "cannot be overridden" (`support_negation`); or a word
+  whose negative (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an
+  order reversed (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
   words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
   makes one (a purpose or a condition is one);
