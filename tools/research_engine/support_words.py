@@ -209,6 +209,7 @@ DIRECTION_PAIRS = (
     ("before", "after"), ("earlier", "later"), ("previous", "next"), ("preceding", "following"),
     ("above", "below"), ("upper", "lower"), ("higher", "lower"), ("more", "fewer"), ("more", "less"),
     ("larger", "smaller"), ("maximum", "minimum"), ("at_least", "at_most"), ("older", "newer"),
+    ("still", "no_longer"),
 )  # fmt: skip
 
 DIRECTION_WORDS = frozenset(w for pair in DIRECTION_PAIRS for w in pair)
