@@ -84,7 +84,8 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\
 # Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
 # of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
 STRONG_GROUPS = (
-    "all every each everything everyone everybody entire entirely whole wholly completely fully totally",
+    "all every each everything everyone everybody entire whole",
+    "entirely wholly completely fully totally",
     "always invariably",
     "never",
     "must required requires mandatory",
@@ -97,6 +98,7 @@ STRONG_GROUPS = (
     "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
     "optimal", "perfect perfectly",
 )  # fmt: skip
+# Degree adverbs ("completely replaced") are their own group: a claim's quantifier ("whole projects") backs none.
 STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in group.split()}
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
