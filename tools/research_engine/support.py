@@ -86,6 +86,8 @@ FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
+# A command-line option written in prose ("run with cmake -P"): code, compared as code.
+OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
 ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
@@ -224,6 +226,7 @@ def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several
         [m.group(0) for m in CALL_RE.finditer(text)]
         + prose.code_tokens(text)
         + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
+        + OPTION_RE.findall(prose.BACKTICK_RE.sub(" ", text))
     )
     return tuple(t for t in found if not ABBREVIATION_RE.match(t.strip("`").rstrip(".")))
 
