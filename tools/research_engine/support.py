@@ -86,7 +86,7 @@ FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
-# A command-line option written in prose ("run with cmake -P"): code, compared as code.
+# A command-line option written in prose, capitals too ("run with cmake -P"): code, compared as code.
 OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
 ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)

@@ -98,7 +98,8 @@ STRONG_GROUPS = (
     "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
     "optimal", "perfect perfectly",
 )  # fmt: skip
-# Degree adverbs ("completely replaced") are their own group: a claim's quantifier ("whole projects") backs none.
+# Degree adverbs ("completely replaced") are a group of their own: a claim's quantifier ("whole
+# projects") backs none of them.
 STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in group.split()}
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",

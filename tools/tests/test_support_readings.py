@@ -32,6 +32,9 @@ CLAIMS = {
     "CLM-11": "Time zone support is enabled by default in new projects created with startproject.",
     "CLM-12": "This behavior is configurable, and allows both variables and larger template constructs to be "
     "marked as safe (requiring no escaping) or unsafe (requiring escaping).",
+    # python-django-doc: releases/1.10.html, ref/models/relations.html
+    "CLM-13": "The unordered_list filter no longer supports old style lists.",
+    "CLM-14": "If clear=True, the clear() method is called instead and the whole set is added at once.",
 }
 QUESTIONS = [
     "How does Django cache template fragments?",
@@ -112,3 +115,20 @@ def test_an_able_adjective_carries_its_verb():
     assert passes("Developers can configure this behavior to mark variables as safe or unsafe [CLM-12].")
     assert support_words.carried("customize", support_words.word_stems(["customizable"]))
     assert support_words.carried("customizable", support_words.word_stems(["customize"]))
+
+
+def test_still_against_no_longer():
+    judge = support.Judge({"CLM-13": {"id": "CLM-13", "text": CLAIMS["CLM-13"]}}, "")
+    (judged,) = judge.block("The unordered_list filter still supports old style lists [CLM-13].", 1)
+    assert "still (the claim: no_longer)" in judged.message()
+    assert passes("The unordered_list filter does not support old style lists any more [CLM-13].")
+
+
+def test_a_degree_adverb_is_not_backed_by_a_quantifier():
+    assert passes("With clear=True, clear() is called instead and the whole set is added at once [CLM-14].")
+    assert not passes("The whole set is completely added at once when clear=True [CLM-14].")
+
+
+def test_a_command_line_option_in_capitals_is_code():
+    assert passes("These checks only run when the check command gets the --deploy option [CLM-10].")
+    assert not passes("These checks only run when the check command gets the -T option [CLM-10].")
