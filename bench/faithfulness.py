@@ -333,7 +333,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 SWEEPABLE = {
     "MISSING_SHARE": "support",
     "MIN_MISSING_ALLOWED": "support",
-    "RULE_B_MIN_WORDS": "support",
+    "RULE_B_MIN_WORDS": "support_negation",
     "SCOPE_WORDS": "support_words",
 }
 

@@ -8,13 +8,13 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
   words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
   one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
-- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unlikely", "instead of",
+- contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unless", "instead of",
   "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
-  them (a claim's negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order
-  word is the claims' order); or a claim's negation whose words the sentence states without one where the
-  claims never affirm them: "can be overridden" against "cannot be overridden"; or a word whose negative
-  (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an order reversed
-  (`support_opposites`);
+  them (a negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order word is
+  the claims' order); or a claim's negation whose words the sentence states without one where the claims
+  never affirm them: "can be overridden" against "cannot be overridden" (`support_negation`); or a word
+  whose negative (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an
+  order reversed (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
   words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
   makes one (a purpose or a condition is one);
@@ -46,22 +46,17 @@ from functools import lru_cache
 from typing import Any
 
 from research_engine import prose
+from research_engine import support_negation as negation
 from research_engine import support_opposites as opposites
 from research_engine.support_words import (
-    BOUND_WORDS,
-    BOUNDARY_WORDS,
     CAUSAL_RE,
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
     NEGATING_VERBS,
-    NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
-    ONLY,
-    ORDER_WORDS,
-    SCOPE_SKIP,
-    SCOPE_WORDS,
+    STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
@@ -84,12 +79,15 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 # sentence's content words that may be in neither its claims nor the question (a synonym, a linking verb).
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
-RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 
+# A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
+FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
+# A command-line option written in prose, capitals too ("run with cmake -P"): code, compared as code.
+OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
 ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
@@ -104,50 +102,6 @@ CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
 
-@dataclass(frozen=True)
-class Cue:
-    kind: str  # "neg" | "only"
-    word: str
-    scope: tuple[str, ...]  # stems it governs, in order
-    words: tuple[str, ...] = ()  # the same, as written
-
-
-def _cues(
-    tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
-) -> list[Cue]:
-    """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
-    those stems (what the text states only under a negation). A negation that opens a clause ("not when")
-    governs that clause; one that governs nothing after it ("but X is not.") governs what comes before it."""
-    out = []
-    for i, token in enumerate(tokens):
-        kind = "neg" if token in negations else "only" if token in ONLY else None
-        if kind is None:
-            continue
-        first = i + 1
-        if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
-            first += 1  # "not when the statement runs": the negation governs the clause it opens
-        at = _scope(tokens, range(first, len(tokens)))
-        if not at and token == "not":
-            at = _scope(tokens, range(i - 1, -1, -1))[::-1]
-        if covered is not None and kind == "neg":
-            covered.update(at)
-        words = tuple(tokens[j] for j in at)
-        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words))
-    return out
-
-
-def _scope(tokens: list[str], positions: range) -> list[int]:
-    """The positions of the words a cue governs, walking `positions` up to a clause boundary."""
-    out: list[int] = []
-    for j in positions:
-        word = tokens[j]
-        if not word[0].isalnum() or word in BOUNDARY_WORDS or len(out) >= SCOPE_WORDS:
-            break
-        if word not in SCOPE_SKIP and word not in NEGATIONS and word not in ONLY:
-            out.append(j)
-    return out
-
-
 @dataclass
 class Held:
     """What a set of claims holds, prepared once: their text and quotes as the checks read them."""
@@ -155,8 +109,10 @@ class Held:
     ids: tuple[str, ...]
     plain: str  # markup removed, case folded
     stems: set[str]
-    cues: list[Cue]
-    implied: list[Cue]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
+    cues: list[negation.Cue]
+    implied: list[
+        negation.Cue
+    ]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
     affirmed: set[str]  # stems stated outside every negation
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
@@ -175,17 +131,18 @@ class Held:
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
         raw = " .\n".join(texts)
         plain = prose.plain_text(raw)  # a negation's reach ends with its text
+        either = _with_footnotes_off(plain)  # names, code and words: with or without a footnote's mark
         tokens = tokenize(plain)
         covered: set[int] = set()
-        cues = list(dict.fromkeys(_cues(tokens, covered)))
+        cues = list(dict.fromkeys(negation.cues(tokens, covered)))
         prefixed = {p + w for p, w in HYPHEN_PREFIXED_RE.findall(plain.casefold())}  # "non-obvious"
         sides = opposites.sides(tokens)
         return cls(
             ids=tuple(ids),
-            plain=plain.casefold(),
-            stems=word_stems(tokens),
+            plain=either.casefold(),
+            stems=word_stems(tokenize(either)),
             cues=cues,
-            implied=[c for c in _cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
+            implied=[c for c in negation.cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
@@ -228,6 +185,25 @@ class Held:
         )
 
 
+def _beside(text: str, raw: str) -> set[str]:
+    """The stems of the words right beside a figure wherever a text writes it (its unit among them), within
+    its clause: what the figure counts or names ("the last 5 years", "Django 4.2")."""
+    out = {stem(w.casefold()) for w in re.findall(r"[A-Za-z]+", raw)}
+    for m in re.finditer(rf"(?<![\w.]){re.escape(raw)}(?![\w])", text, re.IGNORECASE):
+        before = re.split(r"[.;:,()]", text[: m.start()])[-1].split()[-1:]
+        after = re.split(r"[.;:,()]", text[m.end() :])[0].split()[:1]
+        words = [w.strip("'\"`?!").casefold() for w in before + after]
+        out.update(stem(w) for w in words if w.isalpha() and w not in STOP)
+    return out
+
+
+def _with_footnotes_off(plain: str) -> str:
+    """A claim's text, and again without the footnote marks a page glues on to words ("CPython1", "True1"),
+    so that the names and code a sentence writes are found either way."""
+    bare = FOOTNOTE_RE.sub("", plain)
+    return plain if bare == plain else f"{plain}\n{bare}"
+
+
 def _urls(text: str) -> set[str]:
     """The URLs a text writes, compared as code: case folded, closing punctuation and brackets dropped."""
     return {m.group(0).casefold().rstrip(".,;:!?)]}'\"`>") for m in prose.URL_RE.finditer(text)}
@@ -250,6 +226,7 @@ def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several
         [m.group(0) for m in CALL_RE.finditer(text)]
         + prose.code_tokens(text)
         + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
+        + OPTION_RE.findall(prose.BACKTICK_RE.sub(" ", text))
     )
     return tuple(t for t in found if not ABBREVIATION_RE.match(t.strip("`").rstrip(".")))
 
@@ -339,7 +316,7 @@ class Judge:
         self.question_tokens = tokenize(self.question)
         self.question_stems = word_stems(self.question_tokens)
         self.question_plain = self.question.casefold()
-        self.question_numbers = stated_numbers(self.question)
+        self.question_numbers = [(n, _beside(self.question, n.raw)) for n in stated_numbers(self.question)]
         self.question_urls = _urls(question)
         self.questions = sorted(
             {" ".join(prose.plain_text(q).split()).casefold() for q in questions if q.strip()}, key=len
@@ -412,8 +389,14 @@ class Judge:
         return folded
 
     def _numbers(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        backing = held.numbers + self.question_numbers
-        missing = [n.raw for n in stated_numbers(plain) if not any(n.backed_by(b) for b in backing)]
+        missing = [
+            n.raw
+            for n in stated_numbers(plain)
+            if not any(n.backed_by(b) for b in held.numbers)
+            and not any(
+                n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers
+            )
+        ]  # a question's figure restated says what it counts too: "the last 5 years" is no "five languages"
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
@@ -438,7 +421,10 @@ class Judge:
         """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of
         it ("SQLite-specific") is held when the name is and the rest are words the claims use."""
         name = POSSESSIVE_RE.sub("", name)
-        if any(prose.holds(name, text) for text in (held.plain, self.question_plain)):
+        forms = [name]
+        if not name.isupper():  # "Reader" where the claims write "Readers"; an acronym's "S" is a letter
+            forms += [name + "s", name + "es"] + ([name[:-1]] if name.endswith("s") and len(name) > 3 else [])
+        if any(prose.holds(form, text) for form in forms for text in (held.plain, self.question_plain)):
             return True
         parts = [p for p in name.split("-") if p]
         return len(parts) > 1 and all(
@@ -494,37 +480,8 @@ class Judge:
 
     def _polarity(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
         negated: set[int] = set()
-        mine = _cues(tokens, negated)
+        faults = negation.faults(tokens, held, negated)
         sentence_stems = word_stems(tokens)
-        faults: list[str] = []
-        for cue in mine:  # the sentence negates or restricts what the claims state plainly
-            implied = (
-                held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []
-            )  # "not avoid": no agreement
-            same = [c for c in held.cues + implied if c.kind == cue.kind]
-            if cue.word == "at most" and held.words & BOUND_WORDS:
-                continue  # "at most 1,000,000,000 bytes" for the claim's maximum
-            if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
-                continue  # "first in Config mode and only then in Module mode": an order the claims state
-            restricted = cue.kind == "only" and not same
-            if restricted or (
-                cue.scope
-                and any(s in held.stems for s in cue.scope)
-                and not any(set(cue.scope) & set(c.scope) for c in same)
-                and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
-            ):
-                faults.append(" ".join((cue.word, *cue.scope)))
-        for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
-            if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
-                continue
-            if cue.scope[0] in held.affirmed and not any(
-                w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
-            ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
-                continue
-            if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
-                c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine
-            ):
-                faults.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
         faults += opposites.negatives(tokens, negated, held.stems, held.affirmed_words, held.around)
         faults += opposites.antonyms(
             tokens, negated, sentence_stems, held.stems, held.affirmed, held.around, held.tokens
@@ -581,11 +538,6 @@ class Judge:
                     index.setdefault(s, set()).add(clm)
             self._index = index
         return self._index
-
-
-def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
-    """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
-    return any(f in held.words for w in words for f in negative_forms(w) if len(f) > len(w))
 
 
 def claim_texts(claim: dict[str, Any]) -> list[str]:

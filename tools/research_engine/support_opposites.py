@@ -167,8 +167,24 @@ def exchanged(
         for y in anchors[n + 1 :]:
             if y in near.get(x, ()) or not (moved(x, y) and moved(y, x)):
                 continue
-            if _order(tokens, x, y) * _order(held_tokens, x, y) < 0:
-                out.append(f"{x} and {y} exchanged")
+            voice_changed = bool(_agents(tokens, x, y)) != bool(_agents(held_tokens, x, y))
+            if _order(tokens, x, y) * _order(held_tokens, x, y) < 0 and not voice_changed:
+                out.append(f"{x} and {y} exchanged")  # "httpd recognizes changes" is "changes are recognized
+                # by httpd" in the active voice; "popularized by A" for "popularized by B" is no voice change
+    return out
+
+
+def _agents(tokens: list[str], x: str, y: str) -> set[str]:
+    """Which of two stems a text writes after "by" (stop words passed over): a passive's agent."""
+    out = set()
+    for i, token in enumerate(tokens):
+        if token != "by":
+            continue
+        for after in tokens[i + 1 : i + 4]:
+            if after[0].isalpha() and after not in STOP:
+                if (s := stem(after)) in (x, y):
+                    out.add(s)
+                break
     return out
 
 

@@ -28,27 +28,33 @@ manual page explains explained describes described mention mentions mentioned th
 yes its it's they're there's that's isn't aren't doesn't don't can't won't short simply put basically
 essentially namely specifically particular particularly generally summary instance addition additionally
 furthermore moreover mean means meaning able
-"""  # a writer's framing and discourse words: they say how, not what
+although though since whether except besides beside despite upon via per regarding concerning something
+anything someone anyone somewhere anywhere accordingly otherwise likewise nonetheless nevertheless anyway
+"""  # a writer's framing and discourse words, and the closed-class words that join what a sentence says
+# (conjunctions, prepositions, indefinite pronouns, linking adverbs): they say how, not what
 STOP = terms.STOP_WORDS | frozenset(EXTRA_STOP.split())
 # Words a negation or "only" passes over to reach what it governs.
 SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
-ever yet also even actually really always still
+ever yet also even actually really always still currently necessarily generally usually typically normally
+often attempt attempts try tries possible able allowed
 """
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",
-     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking"}
+     "rather_than", "unable", "unlikely", "lack", "lacks", "lacking", "unless"}
 )  # fmt: skip
 # Verbs that state a negation of what they govern ("avoiding reloads" is "no reload"): a claim's agree with
 # a sentence's "not" on the same words; a sentence's are words like any other.
 NEGATING_VERBS_TEXT = """
 avoid avoids avoided avoiding prevent prevents prevented preventing omit omits omitted omitting skip skips
 skipped skipping ignore ignores ignored ignoring refuse refuses refused refusing forbid forbids forbidden
-forbidding disallow disallows disallowed disallowing
+forbidding disallow disallows disallowed disallowing stop stops stopped stopping
 """
-NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split())
+# Verbs that negate only what a "from" leads to ("keeping the object from being mutated").
+FROM_NEGATING_VERBS = frozenset({"keep", "keeps", "kept", "keeping"})
+NEGATING_VERBS = frozenset(NEGATING_VERBS_TEXT.split()) | FROM_NEGATING_VERBS
 # Words that put things in order: with them, a sentence's "only" says when, which a claim's order holds.
 ORDER_WORDS = frozenset({"first", "then", "after", "afterwards", "before", "once", "later", "until", "next"})
 ONLY = frozenset({"only", "solely", "exclusively", "sole", "at_most"})
@@ -57,6 +63,11 @@ BOUND_WORDS = frozenset(
 )  # a claim's bound: "at most"
 MULTIWORD = (
     (re.compile(r"\bnot only\b|\bor not\b|\bno matter\b"), " "),  # additive or concessive: no negation
+    (re.compile(r"\bas well(?: as)?\b"), " also "),  # "as well as" adds: no "well" asserted
+    (
+        re.compile(r"\b(do|does|did|doing|done) so\b"),
+        r"\1",
+    ),  # "will not do so by default": no clause boundary
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
@@ -73,7 +84,8 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\
 # Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
 # of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
 STRONG_GROUPS = (
-    "all every each everything everyone everybody entire entirely whole wholly completely fully totally",
+    "all every each everything everyone everybody entire whole",
+    "entirely wholly completely fully totally",
     "always invariably",
     "never",
     "must required requires mandatory",
@@ -86,6 +98,8 @@ STRONG_GROUPS = (
     "cheapest", "largest", "smallest", "biggest", "highest", "lowest", "greatest", "strongest", "weakest",
     "optimal", "perfect perfectly",
 )  # fmt: skip
+# Degree adverbs ("completely replaced") are a group of their own: a claim's quantifier ("whole
+# projects") backs none of them.
 STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in group.split()}
 # The words of a group only a claim's side may use ("each" and "required" state no strength in a sentence).
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
@@ -101,14 +115,16 @@ CLAIM_STRENGTH = (
 # "as it is").
 STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all|at all)\b", re.IGNORECASE)
 CAUSAL_RE = re.compile(
-    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to"
+    r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to(?! be\b)"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
 # A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
-    r"|if)\b"
+    r"|if|(?:this|which|that) means|meaning)\b"
+    r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?"  # "as defaults in the future might change"
+    r"(?:might|may|will|would|can|could|should|must|is|are|was|were|has|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 # Counts from two up ("one" is a pronoun more often than a count: it is left out).
@@ -122,8 +138,12 @@ MULTIPLES = (
     ("triple triples tripled thrice", 3.0),
     ("half halves halved halving", 0.5),
 )
+# Ordinals from the third up state a figure too ("the third argument" against "the second argument");
+# "second" is a unit of time and "a second time" as often (measured: it refused a faithful sentence).
+ORDINALS = "- - - third fourth fifth sixth seventh eighth ninth tenth"
 NUMBER_WORDS = (
     {w: float(n) for n, w in enumerate(COUNTS.split()) if n >= 2}
+    | {w: float(n) for n, w in enumerate(ORDINALS.split()) if w != "-"}
     | {w: float(10 * n) for n, w in enumerate(TENS.split()) if n >= 3}
     | {w: value for words, value in MULTIPLES for w in words.split()}
 )
@@ -192,6 +212,7 @@ DIRECTION_PAIRS = (
     ("before", "after"), ("earlier", "later"), ("previous", "next"), ("preceding", "following"),
     ("above", "below"), ("upper", "lower"), ("higher", "lower"), ("more", "fewer"), ("more", "less"),
     ("larger", "smaller"), ("maximum", "minimum"), ("at_least", "at_most"), ("older", "newer"),
+    ("still", "no_longer"),
 )  # fmt: skip
 
 DIRECTION_WORDS = frozenset(w for pair in DIRECTION_PAIRS for w in pair)
@@ -216,8 +237,9 @@ COMMON_WORDS_FILE = Path(__file__).with_name("support_common_words.txt")
 
 
 def common_word(word: str) -> bool:
-    """Whether a word (any inflection) is ordinary English rather than a term or a name."""
-    return stem(word) in _common_stems()
+    """Whether a word (any inflection) is ordinary English rather than a term or a name; "goes" and "does",
+    which the stemmer leaves apart from their verb, are "go" and "do"."""
+    return stem(word) in _common_stems() or (word.endswith("es") and stem(word[:-2]) in _common_stems())
 
 
 @lru_cache(maxsize=1)
@@ -226,8 +248,13 @@ def _common_stems() -> frozenset[str]:
     return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
+# "None" capitalised after a sentence's first word, or written after "=", is Python's value, not a negation
+# ("was None in 1.x", "on_setattr=None").
+NONE_VALUE_RE = re.compile(r"(?:(?<=[\w,;:(`'\"] )|(?<==))None\b")
+
+
 def normalise(text: str) -> str:
-    low = text.lower().replace("’", "'")
+    low = NONE_VALUE_RE.sub("none_value", text).lower().replace("’", "'")
     for pattern, replacement in MULTIWORD:
         low = pattern.sub(replacement, low)
     return low
@@ -248,12 +275,22 @@ def _tokenized(text: str) -> tuple[str, ...]:  # a sentence is read by several c
     return tuple(out)
 
 
+def able_bases(word: str) -> list[str]:
+    """The verb an "-able"/"-ible" adjective is made from, as stems ("customizable" -> "customize"), which the
+    stemmer leaves apart."""
+    if len(word) < 7 or not word.endswith(("able", "ible")):
+        return []
+    base = word[:-4]
+    return [stem(base), stem(base + "e")]
+
+
 def word_stems(tokens: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for token in tokens:
         if not token[0].isalnum():
             continue
         out.add(stem(token))
+        out.update(able_bases(token))
         if "_" in token or "." in token:  # an identifier's parts are words a sentence may use
             out.update(stem(part) for part in re.split(r"[._]+", token) if part)
     return out
@@ -261,7 +298,7 @@ def word_stems(tokens: Iterable[str]) -> set[str]:
 
 def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
     """Each content word of a text under the two tokens around it (a full stop at either end)."""
-    padded = [".", *tokens, "."]
+    padded = [".", *_clause_ends(tokens), "."]
     out: dict[tuple[str, str], set[str]] = {}
     for j in range(1, len(padded) - 1):
         if padded[j].isalpha() and padded[j] not in STOP:
@@ -269,11 +306,17 @@ def frames(tokens: list[str]) -> dict[tuple[str, str], set[str]]:
     return out
 
 
+def _clause_ends(tokens: list[str]) -> list[str]:
+    """A text's tokens with every clause's end written as a full stop ("known from ElementTree:" ends where
+    "known from minidom." does)."""
+    return ["." if t in (".", ":", ";", "!", "?") else t for t in tokens]
+
+
 def swapped(tokens: list[str], missing: set[str], claim_frames: dict[tuple[str, str], set[str]]) -> list[str]:
     """A missing word where the claims, between the same two neighbours, write another word the sentence
     leaves out, one of the two a term rather than a common word ("like bash does" for "like ksh does"): a
     swapped name, however small a share of the sentence. Two common words there may be a paraphrase."""
-    padded = [".", *tokens, "."]
+    padded = [".", *_clause_ends(tokens), "."]
     sentence_stems = {stem(t) for t in tokens if t.isalpha()}  # "ksh" in KSH_TYPESET is not "ksh" written
     out = []
     for i in range(1, len(padded) - 1):
@@ -315,6 +358,7 @@ def word_forms(word: str) -> tuple[str, ...]:
         if s.endswith(suffix) and len(s) - len(suffix) >= 4:
             base = s[: -len(suffix)]
             out += [base, base + "e", stem(base)]
+    out += able_bases(word)
     out += [stem(other) for other in terms.other_words([word])]
     out += sorted(derived_stems(s))
     return tuple(dict.fromkeys(out))

@@ -1,0 +1,161 @@
+"""Negations and restrictions: what a sentence's "not" or "only" governs, and whether its claims say the
+same (`support`'s contradiction kind, with `support_opposites` for opposites said in the claims' words).
+
+A negation ("not", "no", "never", "without", "no longer", "unless"...) or an "only" governs the words after
+it up to a clause boundary (`SCOPE_WORDS` at most); a negating verb ("prevent", "avoid", "keep ... from")
+governs what its "from" leads to. A sentence's negation or "only" needs a claim's of the same kind over a
+word in common (an "only" read with the condition after it); a claim's negation needs the sentence to
+negate the words it governs too, where the sentence states them and the claims never state them plainly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from research_engine.support_words import (
+    BOUND_WORDS,
+    BOUNDARY_WORDS,
+    FROM_NEGATING_VERBS,
+    NEGATING_VERBS,
+    NEGATIONS,
+    ONLY,
+    ORDER_WORDS,
+    SCOPE_SKIP,
+    SCOPE_WORDS,
+    negative_forms,
+    stem,
+    word_stems,
+)
+
+if TYPE_CHECKING:
+    from research_engine.support import Held
+
+RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
+CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an "only"'s condition opens
+FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
+
+
+@dataclass(frozen=True)
+class Cue:
+    kind: str  # "neg" | "only"
+    word: str
+    scope: tuple[str, ...]  # stems it governs, in order
+    words: tuple[str, ...] = ()  # the same, as written
+    condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
+
+
+def cues(
+    tokens: list[str], covered: set[int] | None = None, negations: frozenset[str] = NEGATIONS
+) -> list[Cue]:
+    """The negations and "only"s of a text with the stems each governs; `covered` collects the positions of
+    those stems (what the text states only under a negation). A negation that opens a clause ("not when")
+    governs that clause; one that governs nothing after it ("but X is not.") governs what comes before it."""
+    out = []
+    for i, token in enumerate(tokens):
+        kind = "neg" if token in negations else "only" if token in ONLY else None
+        if kind is None:
+            continue
+        first = i + 1
+        if first < len(tokens) and tokens[first] in BOUNDARY_WORDS:
+            first += 1  # "not when the statement runs": the negation governs the clause it opens
+        if token in NEGATING_VERBS:  # "prevent older versions from trying": what it keeps from happening
+            after = _after_from(tokens, first)
+            if after == first and token in FROM_NEGATING_VERBS:
+                continue  # "keeps track of": no negation
+            first = after
+        at = _scope(tokens, range(first, len(tokens)))
+        if not at and token == "not":
+            at = _scope(tokens, range(i - 1, -1, -1))[::-1]
+        if covered is not None and kind == "neg":
+            covered.update(at)
+        words = tuple(tokens[j] for j in at)
+        condition = _condition(tokens, first) if kind == "only" else ()
+        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition))
+    return out
+
+
+def _condition(tokens: list[str], first: int) -> tuple[str, ...]:
+    """The stems an "only" restricts read with the condition that follows it up to the sentence's end:
+    "only process the rules if the URI is a path" and "processed only when the URI is a path" restrict the
+    same thing, wherever the writer put "only"."""
+    out: list[str] = []
+    for token in tokens[first:]:
+        if token in (".", ";", ":") or len(out) >= 2 * SCOPE_WORDS:
+            break
+        if token in BOUNDARY_WORDS and token not in CONDITION_WORDS:
+            break
+        if token[0].isalpha() and token not in SCOPE_SKIP and token not in CONDITION_WORDS:
+            out.append(stem(token))
+    return tuple(out)
+
+
+def _after_from(tokens: list[str], first: int) -> int:
+    """Where "from" leads a negating verb's object to what it keeps from happening, in the same clause (an
+    aside in parentheses passed over)."""
+    depth = counted = 0
+    for j in range(first, len(tokens)):
+        token = tokens[j]
+        depth += (token == "(") - (token == ")")
+        if depth > 0 or token == ")":
+            continue
+        if token == "from":
+            return j + 1
+        counted += 1
+        if counted > FROM_REACH or token in (".", ";", ":") or token in BOUNDARY_WORDS:
+            break
+    return first
+
+
+def _scope(tokens: list[str], positions: range) -> list[int]:
+    """The positions of the words a cue governs, walking `positions` up to a clause boundary."""
+    out: list[int] = []
+    for j in positions:
+        word = tokens[j]
+        if not word[0].isalnum() or word in BOUNDARY_WORDS or len(out) >= SCOPE_WORDS:
+            break
+        if word not in SCOPE_SKIP and word not in NEGATIONS and word not in ONLY:
+            out.append(j)
+    return out
+
+
+def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
+    """The negations and restrictions on which a sentence and its claims disagree, as finding words;
+    `negated` collects the positions of what the sentence states under a negation."""
+    mine = cues(tokens, negated)
+    sentence_stems = word_stems(tokens)
+    out: list[str] = []
+    for cue in mine:  # the sentence negates or restricts what the claims state plainly
+        implied = held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []  # "not avoid": no agreement
+        same = [c for c in held.cues + implied if c.kind == cue.kind]
+        if cue.word == "at most" and held.words & BOUND_WORDS:
+            continue  # "at most 1,000,000,000 bytes" for the claim's maximum
+        if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
+            continue  # "first in Config mode and only then in Module mode": an order the claims state
+        restricted = cue.kind == "only" and not same
+        if restricted or (
+            cue.scope
+            and any(s in held.stems for s in cue.scope)
+            and not any(set(cue.scope) & set(c.scope) for c in same)
+            and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
+            and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
+        ):
+            out.append(" ".join((cue.word, *cue.scope)))
+    implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
+    for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
+        if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
+            continue
+        if cue.scope[0] in held.affirmed and not any(
+            w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
+        ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
+            continue
+        if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
+            c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine
+        ):
+            out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
+    return out
+
+
+def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
+    """ "not visible" where the claims write "invisible": the same negation, spelled with a prefix."""
+    return any(f in held.words for w in words for f in negative_forms(w) if len(f) > len(w))
