@@ -359,3 +359,16 @@ def test_a_themes_table_of_contents_label_is_no_term_of_the_paragraph_after_it()
     quotes = [c.text for c in sentence_candidates([page])]
     assert text in quotes
     assert not any(q.startswith("On this page") for q in quotes)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "defers"),
+    [
+        ("The options are described below.", True),
+        ("Use one of the following options:", True),
+        ("MkDocs includes two built-in themes (mkdocs and readthedocs), as documented below.", False),
+        ("The limit is 100 rows by default, see below.", False),
+    ],
+)
+def test_a_sentence_that_points_below_for_more_still_states_its_answer(sentence, defers):
+    assert features.defers(sentence) is defers

@@ -58,6 +58,8 @@ LONG_WORDS = 40  # a sentence this long has said what it says: the length featur
 PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
 # A sentence that states its answer later ("... can be protected by following the steps below.")
 DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\s*[.:]$", re.I)
+# A statement that points below for more: "MkDocs includes two built-in themes (...), as documented below."
+_POINTS_BELOW_RE = re.compile(r",\s*(?:as\s+\w+|see)\s+below\s*\.$", re.I)
 # What a question asked within a situation may say without naming anything: "What is going on?", "Why does
 # that happen?", "What are the usual causes?", "What can I change?" (stems, as `tokens` gives them).
 VACUOUS_TERMS = frozenset(
@@ -242,6 +244,12 @@ def _subject_share(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -
 
 def _answer_score(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
     return pool.answer[i].score
+
+
+def defers(text: str) -> bool:
+    """Does `text` put its answer off to what follows ("... are described below.", "... as follows:"), not
+    state it and point below for more?"""
+    return DEFERS_RE.search(text) is not None and _POINTS_BELOW_RE.search(text) is None
 
 
 def _answers(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:

@@ -28,11 +28,11 @@ from typing import Any
 from research_engine.answering import claim_terms, mechanisms_named
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.features import (
-    DEFERS_RE,
     FEATURE_NAMES,
     QuestionView,
     Scored,
     bm25_scores,
+    defers,
     question_view,
     score_pool,
 )
@@ -117,7 +117,7 @@ def _lookup_without_answer(p: Pick, c: Chosen) -> bool:
 
 
 def _puts_answer_off(p: Pick, c: Chosen) -> bool:
-    return DEFERS_RE.search(p.cand.text) is not None
+    return defers(p.cand.text)
 
 
 # The asker's own voice ("SQLite lets me insert a string into a column of type integer!", an FAQ entry's
