@@ -381,6 +381,27 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
     return None
 
 
+def version_under_heading(
+    answer: AnswerScore, question: str, headings: Sequence[str]
+) -> tuple[AnswerScore, str]:
+    """`answer` (a claim's reading for a version question that states no version itself) read with the
+    innermost of `headings` that names a version the question does not: release notes put the version in
+    the section heading ("Version 1.4.0 (2022-09-27)" over "The new hooks: config allows you to ..."). The
+    heading counts as the answer of the kind asked, and is returned to be quoted beside the claim; ("", the
+    answer unchanged) when none does."""
+    if answer.kind != AnswerKind.VERSION or answer.kind_found or not answer.terms_found:
+        return answer, ""
+    asked = question.casefold()
+    for heading in reversed(headings):
+        found = next(
+            (m.group(0) for m in _VERSION_A.finditer(heading) if m.group(0).casefold() not in asked), None
+        )
+        if found:
+            score = round(answer.score + (1 - TERMS_WEIGHT), 4)
+            return AnswerScore(score, answer.kind, answer.terms_found, answer.terms_wanted, found), heading
+    return answer, ""
+
+
 _ASKED_FOR_RE = re.compile(
     r"^\s*(?:how\s+many|how\s+much|which|what)\s+(?!changed\b|happened\b)(?P<thing>(?:[\w.+-]+\s+){1,4}?)"
     r"(?:does|do|is|are|was|were|did|can|could|should|will|would|has|have)\b",

@@ -13,12 +13,13 @@ import pytest
 from test_extractive_reference_docs import source
 
 from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
-from research_engine.engine.extractive import facets, features, ranker
+from research_engine.engine.extractive import facets, features, ranker, rendering
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.picking import RULES, Chosen, rank, read_candidates
 from research_engine.engine.extractive.plan import plan_of
 from research_engine.engine.extractive.rendering import answer_paragraph
 from research_engine.engine.extractive.text import about_the_page, states_a_clause
+from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.errors import BadInput
 
@@ -372,3 +373,22 @@ def test_a_themes_table_of_contents_label_is_no_term_of_the_paragraph_after_it()
 )
 def test_a_sentence_that_points_below_for_more_still_states_its_answer(sentence, defers):
     assert features.defers(sentence) is defers
+
+
+def test_a_release_heading_states_the_version_its_sentence_does_not():
+    """Release notes put the version in the section heading and the change in an item under it: a question
+    asking which release did something is answered by the item with its heading quoted beside it, each a
+    verbatim quote of the page."""
+    question = "In which tig release was an environment variable added to configure the editor?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    page = source("tig-2.5-NEWS.html")
+    drafts = make_model("extractive").consolidate(brief, sq, [page])
+    item = "Add TIG_EDITOR environment variable to configure editor."
+    claim = drafts[0]
+    assert [quote for _, quote in claim.evidence] == ["tig-2.5.4", item]
+    assert all(any(quote in p.text for p in page.passages) for _, quote in claim.evidence)
+    shown = rendering.shown_claim(
+        {"text": claim.text, "evidence": [{"source": r, "quote": q} for r, q in claim.evidence]}
+    )
+    assert shown.startswith("tig-2.5.4: Add ")

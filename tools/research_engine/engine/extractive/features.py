@@ -37,6 +37,7 @@ from research_engine.answering import (
     mechanisms_named,
     shared_terms,
     subject_names,
+    version_under_heading,
     with_parts,
 )
 from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING_START_RE, SentenceCandidate
@@ -209,6 +210,7 @@ class Scored:
     answer: AnswerScore
     answers: bool  # it answers its sub-question (`answering`: what the deliverable states)
     values: list[float]
+    heading: str = ""  # the section heading that states its answer (a release's version), quoted beside it
 
 
 Feature = Callable[[SentenceCandidate, QuestionView, "_Pool", int], float]
@@ -438,6 +440,11 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
         else unread
         for i, c in enumerate(candidates)
     ]
+    headings = [""] * len(candidates)
+    if q.kind == AnswerKind.VERSION:
+        for i, c in enumerate(candidates):
+            if answer[i] is not unread and c.headings:
+                answer[i], headings[i] = version_under_heading(answer[i], q.text, c.headings)
     pool = _Pool(subject_bm25, rest_bm25, answer, both)
     zeros = [0.0] * len(FEATURES)
     out = []
@@ -446,7 +453,7 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
             out.append(Scored(unread, False, zeros))
             continue
         values = [function(cand, q, pool, i) for function, _ in FEATURES.values()]
-        out.append(Scored(answer[i], answer[i].answers, values))
+        out.append(Scored(answer[i], answer[i].answers, values, headings[i]))
     return out
 
 

@@ -365,6 +365,8 @@ def choose(
         # question asks about ("Use history-size to control the number of entries to save.").
         naming = _named_by(view, cand)
         quotes = [(naming.ref, naming.text)] if naming else []
+        if pick.scored.heading:  # the release's heading states the version the sentence does not
+            quotes.insert(0, (cand.ref, pick.scored.heading))
         draft = ClaimDraft(
             text=" ".join([q for _, q in quotes] + [cand.text]),
             evidence=[*quotes, (cand.ref, cand.text)],

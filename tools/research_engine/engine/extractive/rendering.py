@@ -58,18 +58,28 @@ def shown(text: str) -> str:
 
 def shown_claim(claim: dict[str, Any]) -> str:
     """`shown` for a claim: one made of several quotes (a sentence naming a setting, then the setting's
-    entry) shows each as `shown` would, in order; any other as its text."""
+    entry; a release's heading, then the sentence under it) shows each as `shown` would, in order, a quote
+    that is a heading (no closing punctuation) set before the rest with a colon; any other as its text."""
     text = str(claim.get("text") or "")
     quotes = list(
         dict.fromkeys(str(e.get("quote") or "") for e in claim.get("evidence") or [] if isinstance(e, dict))
     )
     if len(quotes) > 1 and " ".join(" ".join(quotes).split()) == " ".join(text.split()):
-        return " ".join(shown(q) for q in quotes)
+        parts = [shown(q) for q in quotes]
+        return " ".join(
+            p + (":" if _HEADING_QUOTE_RE.search(p) and i < len(parts) - 1 else "")
+            for i, p in enumerate(parts)
+        )
     return shown(text)
 
 
+_HEADING_QUOTE_RE = re.compile(r"[\w)\]]$")  # ends with no punctuation: a heading, not a sentence
+
+
 def _sources_of(claim: dict[str, Any]) -> str:
-    return ", ".join(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
+    return ", ".join(
+        dict.fromkeys(e["source"] if isinstance(e, dict) else e[0] for e in claim.get("evidence") or [])
+    )
 
 
 def answer_paragraph(stated: list[tuple[str, dict[str, Any], float, bool]]) -> str | None:
