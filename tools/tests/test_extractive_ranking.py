@@ -392,3 +392,18 @@ def test_a_release_heading_states_the_version_its_sentence_does_not():
         {"text": claim.text, "evidence": [{"source": r, "quote": q} for r, q in claim.evidence]}
     )
     assert shown.startswith("tig-2.5.4: Add ")
+
+
+def test_a_changelog_heading_with_its_issue_number_is_not_glued_to_the_sentence_under_it():
+    # A heading in words names nothing a description is of; "(#2931)" after it does not make it a name.
+    heading = "Type annotations for event handler methods (#2931)"
+    text = "MkDocs' plugin event methods now have type annotations."
+    page = SourceText(
+        "SQ-01/SRC-01",
+        "Release Notes",
+        "http://127.0.0.1/about/release-notes.html",
+        [Passage("p01", heading, kind="heading", level=4), Passage("p02", text)],
+    )
+    quotes = [c.text for c in sentence_candidates([page])]
+    assert text in quotes
+    assert not any(q.startswith(heading) for q in quotes)

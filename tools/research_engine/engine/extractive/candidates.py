@@ -33,6 +33,9 @@ SECTION_NUMBER_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s
 NAMING_HEADING_RE = re.compile(
     r"[_=()./<>\[\]`$@]|-(?!\s)|(?<!\s)-|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
 )
+# A change's issue or pull-request numbers after a heading in words: "Type annotations for event handler
+# methods (#2931)", "Fix crash (GH #164, #170)": they name no thing the heading is the name of.
+ISSUE_REFS_RE = re.compile(r"\s*\((?:[A-Za-z]{1,4}\s*)?#\d+(?:,\s*(?:[A-Za-z]{1,4}\s*)?#\d+)*\)\s*$")
 FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
@@ -552,7 +555,7 @@ def _entry_span(before: list[str], upto: str, *, heading: bool = False, term: bo
     `term`: the entry opens with a definition term giving a name (`entry_name`)."""
     if not before or not (TERM_RE.match(before[0]) or term) or len(before) > ENTRY_PASSAGES:
         return None  # (a definition term naming one thing may be long: "commit-order (enum) [auto|...]")
-    if heading and not NAMING_HEADING_RE.search(SECTION_NUMBER_RE.sub("", before[0])):
+    if heading and not NAMING_HEADING_RE.search(ISSUE_REFS_RE.sub("", SECTION_NUMBER_RE.sub("", before[0]))):
         return None
     span = " ".join([*before, upto])
     return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
