@@ -83,7 +83,6 @@ class Chosen:
     claims: list[ClaimDraft] = field(default_factory=list)
     terms: list[set[str]] = field(default_factory=list)  # each claim's candidate terms
     picked: list[SentenceCandidate] = field(default_factory=list)  # each claim's candidate
-    answers: int = 0
     best: float | None = None
     per_source: Counter[str] = field(default_factory=Counter)
     stated: frozenset[str] = frozenset()  # texts the run states already, whitespace folded
@@ -359,7 +358,6 @@ def choose(
         if any(rule.skips(pick, chosen) for rule in RULES):
             continue
         chosen.best = pick.score if chosen.best is None else chosen.best
-        chosen.answers += pick.scored.answers
         share = len(view.target.terms & set(cand.terms)) / max(1, len(view.target.terms))
         # The sentence that names the subject leads, a quote of its own: the entry alone never says what the
         # question asks about ("Use history-size to control the number of entries to save.").
