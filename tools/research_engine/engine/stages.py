@@ -242,7 +242,17 @@ class ResearchStages(EngineState):
         ledger = claims.load(self.run)["claims"]
         # What the run states already (under any sub-question) is not chosen again: a run states a finding
         # once, and a sub-question's claims go to what is new (`helpers.already_claimed` keeps the rule).
-        stated = [" ".join(c["text"].split()) for c in ledger if c["status"] == "active"]
+        # "Already" is the ledger as this step first found it (journalled): a step redone after a kill must
+        # not count the claims its first try recorded, or it would choose others in their place.
+        began = self.journal.data.setdefault("consolidate_began", {})
+        step = f"c{cycle:02d}:{sq}"
+        if step not in began:
+            began[step] = [c["id"] for c in ledger if c["status"] == "active"]
+            self.journal.save()
+        before = set(began[step])
+        stated = [
+            " ".join(c["text"].split()) for c in ledger if c["id"] in before and c["status"] == "active"
+        ]
         drafts = self.model.consolidate(self.brief, decompose.get(self.run, sq), sources, stated)
         added: list[str] = []
         rejected = 0
