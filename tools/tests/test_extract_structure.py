@@ -35,6 +35,7 @@ SETS = [  # one page or more of every documentation set and toolchain
     "golang-1.19-go_mem.html",
     "tig-2.5-tigrc.5.html",
     "tig-2.5-manual.html",
+    "privoxy-3.0-faq-misc.html",
 ]
 
 
@@ -107,6 +108,31 @@ def test_a_passage_carries_the_path_of_headings_above_it_outermost_first(name, t
     for heading in path:  # every heading of the path is a passage of its own, with its level
         h = passage_with(read(name), heading, "heading")
         assert h.text == heading and 1 <= h.level <= 6
+
+
+def test_a_heading_whose_words_are_a_named_anchor_heads_its_section():
+    # DocBook through Jade: <H3><A NAME="TOR">4.10. How do I use ...</A></H3>; an anchor without href links
+    # nowhere, so its words are no link text, and every question of the FAQ comes back as its heading.
+    passages = read("privoxy-3.0-faq-misc.html")
+    tree = page("privoxy-3.0-faq-misc.html")
+    named = [shown(h) for h in tree.iter("h3") if h.find("a") is not None and h.find("a").get("href") is None]
+    assert len(named) >= 10
+    headings = [p.text for p in passages if p.kind == "heading"]
+    assert [h for h in named if h in headings] == named
+    found = passage_with(passages, "you may have to change the port from 9050 to 9150")
+    assert found.heading_path == ("4.10. How do I use Privoxy together with Tor?",)
+
+
+def test_an_example_framed_by_a_one_cell_table_is_an_example():
+    # DocBook's screens: <TABLE CLASS="SCREEN"><TR><TD><PRE CLASS="SCREEN">...</PRE></TD></TR></TABLE>.
+    passages = read("privoxy-3.0-faq-misc.html")
+    framed = [
+        " ".join("".join(pre.itertext()).split()) for pre in page("privoxy-3.0-faq-misc.html").iter("pre")
+    ]
+    assert framed
+    for text in framed:
+        assert passage_with(passages, text).kind == "code"
+    assert not [p for p in passages if p.kind == "table-row" and p.text in framed]
 
 
 def test_a_heading_titling_a_box_heads_nothing_after_the_box():

@@ -100,7 +100,7 @@ def html_blocks(root: Any) -> list[Block]:
         else:
             if tag == "br":
                 run.append(" ")
-            elif tag == "a":  # (hidden links were skipped above)
+            elif tag == "a" and el.get("href") is not None:  # (hidden links were skipped above)
                 linked += _word_count(el)
             if el.text:
                 run.append(el.text)
@@ -121,8 +121,13 @@ def html_blocks(root: Any) -> list[Block]:
         elif tag == "pre":
             add("code", "".join(el.itertext()), el, share=0.0)
         elif tag == "tr":
-            cells = [flat_text(c) for c in el if c.tag in ("td", "th")]
-            add("table-row", " | ".join(c for c in cells if c), el)
+            cells = [c for c in el if c.tag in ("td", "th")]
+            texts = [flat_text(c) for c in cells]
+            pre = _framed_example(cells, texts)
+            if pre is not None:  # a one-cell table framing an example (DocBook's screens) is the example
+                add("code", "".join(pre.itertext()), pre, share=0.0)
+            else:
+                add("table-row", " | ".join(t for t in texts if t), el)
         elif tag == "li" and next(el.iterdescendants(*_BLOCKS), None) is None:
             add("list-item", flat_text(el), el)
         else:  # a container; a list item holding blocks (paragraphs, an example, a list) is read as one
@@ -142,6 +147,17 @@ def html_blocks(root: Any) -> list[Block]:
     return blocks
 
 
+def _framed_example(cells: list[Any], texts: list[str]) -> Any:
+    """The `<pre>` a row's one cell holds and nothing else (the same words), or None."""
+    if len([t for t in texts if t]) != 1:
+        return None
+    cell, text = next((c, t) for c, t in zip(cells, texts, strict=True) if t)
+    pres = list(cell.iter("pre"))
+    if len(pres) != 1:
+        return None
+    return pres[0] if words(" ".join(pres[0].itertext())) == words(text) else None
+
+
 def _described_by(dt: Any) -> Any:
     """The `<dd>` after a `<dt>` (past the other terms it shares), or None."""
     nxt = dt.getnext()
@@ -151,9 +167,13 @@ def _described_by(dt: Any) -> Any:
 
 
 def link_share(el: Any, text: str) -> float:
-    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words)."""
+    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words).
+    An `<a>` without `href` is no link but a place to link to (DocBook wraps each heading's words in
+    `<a name="...">`)."""
     n = len(WORD_RE.findall(text))
-    linked = sum(_word_count(a) for a in el.iter("a") if a.get("aria-hidden") != "true")
+    linked = sum(
+        _word_count(a) for a in el.iter("a") if a.get("href") is not None and a.get("aria-hidden") != "true"
+    )
     return min(1.0, linked / n) if n else 0.0
 
 
