@@ -36,6 +36,7 @@ SETS = [  # one page or more of every documentation set and toolchain
     "tig-2.5-tigrc.5.html",
     "tig-2.5-manual.html",
     "privoxy-3.0-faq-misc.html",
+    "privoxy-3.0-man-page.html",
 ]
 
 
@@ -133,6 +134,21 @@ def test_an_example_framed_by_a_one_cell_table_is_an_example():
     for text in framed:
         assert passage_with(passages, text).kind == "code"
     assert not [p for p in passages if p.kind == "table-row" and p.text in framed]
+
+
+def test_a_description_s_first_lines_before_its_first_paragraph_stay_with_their_term():
+    # man2html: <DT><B>--config-test</B><DD>Exit after loading ...<P>If the exit code is 1 ...
+    name = "privoxy-3.0-man-page.html"
+    passages = read(name)
+    leading = [
+        " ".join((dd.text or "").split())
+        for dd in page(name).iter("dd")
+        if (dd.text or "").strip() and dd.find("p") is not None
+    ]
+    assert leading
+    for text in leading:
+        found = passage_with(passages, text[:60])
+        assert found.kind == "entry", found
 
 
 def test_a_heading_titling_a_box_heads_nothing_after_the_box():

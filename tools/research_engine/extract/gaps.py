@@ -225,8 +225,8 @@ def _is_navigation(b: Block | None) -> bool:
 
 
 def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:
-    """Elements whose every block comes back (subject to the other rules): twins of kept elements, and the
-    items of lists a kept block announces."""
+    """Elements whose every block comes back (subject to the other rules): elements part kept, twins of
+    kept elements, and the items of lists a kept block announces."""
     tally: dict[Any, list[int]] = {}  # element -> [leaf blocks kept, leaf blocks] at or below it
     leaves = [_is_leaf(b.element) for b in blocks]
     for b, hit, leaf in zip(blocks, hits, leaves, strict=True):
@@ -242,6 +242,9 @@ def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:
     out: set[Any] = set()
     for b, hit, leaf in zip(blocks, hits, leaves, strict=True):
         if hit or not leaf:
+            continue
+        if tally[b.element][0]:  # its own element's other text stays: a description's first lines
+            out.add(b.element)  # before its first <p> ("<dd>Exit after ...<p>If the exit code is 1")
             continue
         x = _twin_level(b.element, tally)
         if x not in seen:
