@@ -37,6 +37,7 @@ SETS = [  # one page or more of every documentation set and toolchain
     "tig-2.5-manual.html",
     "privoxy-3.0-faq-misc.html",
     "privoxy-3.0-man-page.html",
+    "gettext-0.21-gettext_2.html",
 ]
 
 
@@ -149,6 +150,20 @@ def test_a_description_s_first_lines_before_its_first_paragraph_stay_with_their_
     for text in leading:
         found = passage_with(passages, text[:60])
         assert found.kind == "entry", found
+
+
+def test_a_heading_whose_words_link_to_the_table_of_contents_heads_its_section():
+    # texi2html: <h2 class="section"> <a href="gettext_toc.html#TOC8">2.1 Operating System Installation</a>
+    name = "gettext-0.21-gettext_2.html"
+    passages = read(name)
+    linked = [
+        shown(h) for h in page(name).iter("h2", "h3") if h.find("a") is not None and h.find("a").get("href")
+    ]
+    assert len(linked) >= 4
+    headings = [p.text for p in passages if p.kind == "heading"]
+    assert [h for h in linked if h in headings] == linked
+    found = passage_with(passages, "The default language is often already specified during operating system")
+    assert found.heading_path[-1] == "2.1 Operating System Installation"
 
 
 def test_a_heading_titling_a_box_heads_nothing_after_the_box():

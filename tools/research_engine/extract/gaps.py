@@ -86,7 +86,10 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     open_ = [False] * len(blocks)  # dropped, in the kept span, and neither a figure's nor mostly links
     for i in range(last, first - 1, -1):  # last first: a heading over a heading or term put back
         b = blocks[i]
-        if hits[i] or at_page[i] < 0 or b.figure or b.link_share > _GAP_LINK_SHARE_MAX:
+        # A heading may be all link (texi2html links each one back to the table of contents): it comes
+        # back only over text that stays, which a menu's or a sidebar's linked title never heads.
+        linked = b.kind != "heading" and b.link_share > _GAP_LINK_SHARE_MAX
+        if hits[i] or at_page[i] < 0 or b.figure or linked:
             continue
         if short[i] and keys[i] in whole:
             continue  # kept already, as a passage of its own
