@@ -407,3 +407,21 @@ def test_a_changelog_heading_with_its_issue_number_is_not_glued_to_the_sentence_
     quotes = [c.text for c in sentence_candidates([page])]
     assert text in quotes
     assert not any(q.startswith(heading) for q in quotes)
+
+
+def test_a_sentence_under_a_question_heading_is_read_as_about_what_the_heading_asks():
+    # SQLAlchemy's connections FAQ: the answer under "Why does SQLAlchemy issue so many ROLLBACKs?" does
+    # not repeat the question; a user asks it in words of their own.
+    view = _view("What are all the ROLLBACK statements SQLAlchemy keeps sending for?")
+    text = "An application can otherwise hang."
+    faq = _cand(text, headings=("Connection Pooling", "Why does SQLAlchemy issue so many ROLLBACKs?"))
+    statement = _cand(text, headings=("Connection Pooling", "Resetting on Return"))
+    assert set(features.asked_by_heading(faq)) == set(features.tokens("SQLAlchemy issue many ROLLBACKs"))
+    assert features.asked_by_heading(statement) == []
+    assert _value("bm25_subject", faq, view) > 0
+    assert _value("bm25_subject", statement, view) == 0
+    # The sentence's own terms are not counted twice.
+    own = _cand(
+        "SQLAlchemy resets the connection.", headings=("Why does SQLAlchemy issue so many ROLLBACKs?",)
+    )
+    assert features.tokens("SQLAlchemy")[0] not in features.asked_by_heading(own)

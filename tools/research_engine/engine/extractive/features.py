@@ -429,14 +429,15 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
     """Each candidate's answer reading and feature values (in `FEATURE_NAMES` order). A candidate sharing
     no term with the question, or not about its subject (`Target.eligible`), can never be a claim: it is
     read no further (zeros, answering nothing), which keeps a 20,000-sentence manual page fast."""
-    documents = [c.terms for c in candidates]
+    asked = [asked_by_heading(c) for c in candidates]
+    documents = [c.terms + extra for c, extra in zip(candidates, asked, strict=True)]
     raw_subject, raw_rest = bm25_scores(q.subject_query, documents), bm25_scores(q.rest_query, documents)
     subject_bm25, rest_bm25 = _relative(raw_subject), _relative(raw_rest)
     both = _relative([2 * a + b for a, b in zip(raw_subject, raw_rest, strict=True)])
     unread = AnswerScore(0.0, q.kind, (), (), None)
     answer = [
         answer_score(q.text, c.text, q.context, q.subject, q.names)
-        if (subject_bm25[i] or rest_bm25[i]) and q.target.eligible(set(c.terms), c.text)
+        if (subject_bm25[i] or rest_bm25[i]) and q.target.eligible(set(documents[i]), c.text)
         else unread
         for i, c in enumerate(candidates)
     ]
@@ -455,6 +456,17 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
         values = [function(cand, q, pool, i) for function, _ in FEATURES.values()]
         out.append(Scored(answer[i], answer[i].answers, values, headings[i]))
     return out
+
+
+def asked_by_heading(c: SentenceCandidate) -> list[str]:
+    """The terms of the question its section asks, when the heading it sits under is one ("How can I
+    specify the encryption passphrase programmatically?", an FAQ entry's title): the sentences under it
+    answer it without repeating it ("The passphrase can be specified using the BORG_PASSPHRASE environment
+    variable."), so they are read as being about what it asks. Terms the sentence has are not added twice."""
+    if not c.headings or not c.headings[-1].rstrip().endswith("?"):
+        return []
+    own = set(c.terms)
+    return [t for t in dict.fromkeys(tokens(c.headings[-1])) if t not in own]
 
 
 def _relative(scores: list[float]) -> list[float]:

@@ -31,6 +31,7 @@ from research_engine.engine.extractive.features import (
     FEATURE_NAMES,
     QuestionView,
     Scored,
+    asked_by_heading,
     bm25_scores,
     defers,
     question_view,
@@ -101,7 +102,8 @@ def _shares_no_term(p: Pick, c: Chosen) -> bool:
 
 
 def _off_subject(p: Pick, c: Chosen) -> bool:
-    return not c.view.target.eligible(set(p.cand.terms), p.cand.text)
+    about = set(p.cand.terms) | set(asked_by_heading(p.cand))  # an FAQ answer is about what its title asks
+    return not c.view.target.eligible(about, p.cand.text)
 
 
 def _entry_term_off_question(p: Pick, c: Chosen) -> bool:
