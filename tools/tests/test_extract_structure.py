@@ -16,7 +16,7 @@ import pytest
 
 from research_engine import grounding, libraries
 from research_engine.documents import Chunk, Passage, number_passages
-from research_engine.extract import extract_html
+from research_engine.extract import content, extract_html
 from research_engine.retrieve.store import parse_passages, render_passages
 
 DOCS = Path(__file__).parent / "fixtures" / "docs"
@@ -38,6 +38,7 @@ SETS = [  # one page or more of every documentation set and toolchain
     "privoxy-3.0-faq-misc.html",
     "privoxy-3.0-man-page.html",
     "gettext-0.21-gettext_2.html",
+    "vim-9.0-usr_05.html",
 ]
 
 
@@ -166,6 +167,27 @@ def test_a_heading_whose_words_link_to_the_table_of_contents_heads_its_section()
     assert found.heading_path[-1] == "2.1 Operating System Installation"
 
 
+def test_prose_set_in_one_pre_is_read_as_paragraphs_with_its_examples_as_code():
+    # vim2html: the whole help page is one <PRE>; its paragraphs and indented examples are what a reader sees.
+    passages = read("vim-9.0-usr_05.html")
+    assert len([p for p in passages if p.kind == "paragraph"]) >= 50
+    intro = passage_with(passages, "You probably got tired of typing commands that you use very often.")
+    assert intro.kind == "paragraph" and "To start Vim with all your favorite option settings" in intro.text
+    assert passage_with(passages, ":edit $MYVIMRC").kind == "code"
+    assert not [p for p in passages if len(p.text) > 5000]
+
+
+def test_a_listing_in_a_pre_stays_one_example():
+    # Go's memory model page: a program listing is code, however long.
+    passages = read("golang-1.19-go_mem.html")
+    listings = [
+        " ".join("".join(pre.itertext()).split()) for pre in page("golang-1.19-go_mem.html").iter("pre")
+    ]
+    assert listings
+    for text in listings:
+        assert passage_with(passages, text).kind == "code"
+
+
 def test_a_heading_titling_a_box_heads_nothing_after_the_box():
     # DocBook's admonition: <div class="note"><h3 class="title">Note</h3><p>...</p></div> inside a section.
     passages = read("postgresql-15-ddl-schemas.html")
@@ -250,10 +272,12 @@ def test_a_heading_is_never_the_first_words_of_the_passage_under_it(name):
 @pytest.mark.parametrize("name", SETS)
 def test_a_code_passage_is_a_whole_preformatted_block_and_no_other_passage_holds_one(name):
     passages = read(name)
-    blocks = {" ".join("".join(pre.itertext()).split()) for pre in page(name).iter("pre")}
+    pres = ["".join(pre.itertext()) for pre in page(name).iter("pre")]
+    blocks = {" ".join(text.split()) for text in pres if not content._reads_as_prose(text)}
+    prose = " ".join(" ".join(text.split()) for text in pres if content._reads_as_prose(text))
     for p in passages:
-        if p.kind == "code":
-            assert p.text in blocks, p.text[:80]
+        if p.kind == "code":  # an example in prose set in a <pre> is a block of it
+            assert p.text in blocks or p.text in prose, p.text[:80]
     prose = [p.text for p in passages if p.kind != "code"]
     for block in blocks:
         if len(block.split()) >= 4:

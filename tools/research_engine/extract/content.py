@@ -24,6 +24,7 @@ from research_engine.documents import Chunk
 from research_engine.extract.blocks import HEADINGS, Block, clean, html_blocks, link_share, words
 from research_engine.extract.gaps import fill_gaps
 from research_engine.extract.sections import box_titles_as_labels
+from research_engine.extract.text import text_chunks
 
 __all__ = ["clean", "entries", "main_content"]
 
@@ -107,13 +108,16 @@ def _prepared(tree: Any) -> Any:
       `select_related()` reference vanished whole. A section whose id is the slug of its own heading, with
       most of its text outside links, is a section of the document, not a cookie banner or a related-posts
       box (those are link lists, or are not named after a heading).
+    - Prose set in a `<pre>` (Vim's help pages are each one `<pre>`; text files shown as HTML) is read as
+      plain text is (`extract.text`): paragraphs at blank lines, wrapped lines joined, headings and list
+      items kept. A listing stays a listing: see `_reads_as_prose`.
     - A label standing before its paragraph joins it: Sphinx writes `<div class="versionchanged"><span>Changed
       in Django 3.1:</span> <p>Support for async views was added.</p>`, and trafilatura keeps the paragraph
       but drops the loose label, which is the version the sentence is about.
     The caller's tree is never changed.
     """
-    sections, labels = _headed_sections(tree), _loose_labels(tree)
-    if not (sections or labels):
+    sections, labels, prose = _headed_sections(tree), _loose_labels(tree), _preformatted_prose(tree)
+    if not (sections or labels or prose):
         return tree
     copy = deepcopy(tree)
     # The same elements in the copy, found by their path rather than by searching again.
@@ -122,6 +126,8 @@ def _prepared(tree: Any) -> Any:
     def same(el: Any) -> Any:
         return twin.xpath(paths.getpath(el))[0]
 
+    for el in prose:
+        _as_paragraphs(same(el))
     for el in sections:
         del same(el).attrib["id"]
     for label, paragraph in [(same(lb), same(p)) for lb, p in labels]:
@@ -130,6 +136,55 @@ def _prepared(tree: Any) -> Any:
         paragraph.text = None
         paragraph.insert(0, label)
     return copy
+
+
+# A <pre> is prose when it is long and most of its lines are sentences' words: a listing's lines are code,
+# commands or data, few of them six words or more of plain text.
+_PROSE_PRE_MIN_LINES = 20
+_PROSE_LINE_MIN_WORDS = 6
+_PROSE_LINE_SHARE = 0.5
+_PLAIN_WORD_RE = re.compile(r"^[A-Za-z][a-z]*(?:['\u2019][a-z]+)?[.,;:!?)]*$")
+
+
+def _preformatted_prose(tree: Any) -> list[Any]:
+    return [el for el in tree.iter("pre") if _reads_as_prose("".join(el.itertext()))]
+
+
+def _reads_as_prose(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < _PROSE_PRE_MIN_LINES:
+        return False
+
+    return sum(map(_sentence_line, lines)) >= _PROSE_LINE_SHARE * len(lines)
+
+
+def _sentence_line(line: str) -> bool:
+    plain = [w for w in line.split() if _PLAIN_WORD_RE.match(w)]
+    return len(plain) >= _PROSE_LINE_MIN_WORDS and len(plain) >= 0.7 * len(line.split())
+
+
+def _as_paragraphs(pre: Any) -> None:
+    """Replace `pre` (in place) by a `<div>` of the blocks its text reads as."""
+    html = libraries.lxml_html()
+    div = html.Element("div")
+
+    def put(tag: str, text: str) -> None:
+        block = html.Element(tag)
+        block.text = text
+        div.append(block)
+
+    for lines in re.split(r"\n\s*\n", "".join(pre.itertext())):
+        if not re.search(r"\w", lines):
+            continue  # a rule of "=" or "-" between sections
+        written = [line for line in lines.splitlines() if line.strip()]
+        indented = all(line[:1] == "\t" or line.startswith("    ") for line in written)
+        if indented and sum(map(_sentence_line, written)) < _PROSE_LINE_SHARE * len(written):
+            put("pre", lines.strip("\n"))  # indented under the prose, and no sentences: an example
+            continue
+        for kind, text in text_chunks(lines):
+            put({"heading": "h4", "list-item": "li"}.get(kind, "p"), text)
+    div.tail = pre.tail
+    pre.getparent().replace(pre, div)
 
 
 def _headed_sections(tree: Any) -> list[Any]:
