@@ -105,8 +105,10 @@ STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in 
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
                                              "ensures", "ensured"}  # fmt: skip
 # What a claim says in other words that lets a sentence use a strong word: an obligation ("have to" is
-# "must") and a bound (a "maximum" is the largest value, a "minimum" the smallest).
+# "must"), a bound (a "maximum" is the largest value, a "minimum" the smallest) and a majority ("the
+# majority of" is "most").
 CLAIM_STRENGTH = (
+    (re.compile(r"\b(?:the|a) (?:vast |great )?majority of\b", re.I), ("most",)),
     (re.compile(r"\b(?:ha(?:ve|s|d) to|needs? to)\b", re.I), ("must",)),
     (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
     (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
@@ -166,8 +168,15 @@ IRREGULAR = {
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English.
-    Identifiers and numbers come back unchanged."""
+    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English,
+    a British spelling then folded into the American one ("behaviour" is "behavior"). Identifiers and
+    numbers come back unchanged."""
+    s = raw_stem(word)
+    return _spelling_variants().get(s, s)
+
+
+def raw_stem(word: str) -> str:
+    """`stem` before the spelling is folded (the word tables are built from it)."""
     if not word.isalpha():
         return word
     return str(_stemmer().stemWord(IRREGULAR.get(word, word)))
@@ -176,6 +185,16 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     return libraries.snowballstemmer().stemmer("english")
+
+
+# British spellings WordNet 3.0 lists beside the American ones, as stems (tools/build_word_tables.py says how).
+SPELLING_VARIANTS_FILE = Path(__file__).with_name("support_spelling_variants.txt")
+
+
+@lru_cache(maxsize=1)
+def _spelling_variants() -> dict[str, str]:
+    lines = SPELLING_VARIANTS_FILE.read_text(encoding="utf-8").splitlines()
+    return dict(line.split() for line in lines if line and not line.startswith("#"))
 
 
 # The words WordNet 3.0 derives from a common word in its common sense ("verification" from "verify"):
