@@ -240,9 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.wordnet / "data.verb").is_file() or not (args.wordnet / "cntlist.rev").is_file():
         print(f"build_word_tables: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
         return 2
-    variants = {
-        raw_stem(b): raw_stem(a) for b, a in spelling_variants(args.wordnet).items() if raw_stem(b) != raw_stem(a)
-    }
+    pairs = spelling_variants(args.wordnet).items()
+    variants = {raw_stem(b): raw_stem(a) for b, a in pairs if raw_stem(b) != raw_stem(a)}
 
     def stem(word: str) -> str:  # the check's stem, as `support_words.stem` folds it through the variants
         s = raw_stem(word)
@@ -272,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             stem_lines(opposite),
         ),
         "support_spelling_variants.txt": (
-            "British spellings for the sentence-support check, as the stemmer's stems (one line per stem: the "
-            "British spelling's stem, then the American one's, the two in one WordNet synset)",
+            "British spellings for the sentence-support check, as the stemmer's stems (a line per stem: "
+            "the British spelling's stem, then the American one's, the two in one WordNet synset)",
             [f"{b} {a}" for b, a in sorted(variants.items())],
         ),
     }

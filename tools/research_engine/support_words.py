@@ -187,7 +187,7 @@ def _stemmer() -> Any:
     return libraries.snowballstemmer().stemmer("english")
 
 
-# British spellings WordNet 3.0 lists beside the American ones, as stems (tools/build_word_tables.py says how).
+# British spellings WordNet 3.0 lists beside the American ones, as stems (tools/build_word_tables.py).
 SPELLING_VARIANTS_FILE = Path(__file__).with_name("support_spelling_variants.txt")
 
 
