@@ -120,11 +120,13 @@ CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to(?! be\b)"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
-# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
+# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states;
+# so does one that states a purpose ("the design goal is", "intended to") or a consequence ("otherwise").
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
-    r"|if|(?:this|which|that) means|meaning)\b"
+    r"|if|(?:this|which|that) means|meaning|otherwise"
+    r"|goals?|purposes?|aims? (?:to|at|of)|intended|designed (?:to|for|so)|the idea is)\b"
     r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?"  # "as defaults in the future might change"
     r"(?:might|may|will|would|can|could|should|must|is|are|was|were|has|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
