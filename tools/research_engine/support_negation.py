@@ -43,6 +43,7 @@ class Cue:
     scope: tuple[str, ...]  # stems it governs, in order
     words: tuple[str, ...] = ()  # the same, as written
     condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
+    otherwise: bool = False  # in a clause "otherwise" opens: what follows when a condition is not met
 
 
 def cues(
@@ -71,8 +72,22 @@ def cues(
             covered.update(at)
         words = tuple(tokens[j] for j in at)
         condition = _condition(tokens, first) if kind == "only" else ()
-        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition))
+        otherwise = _in_otherwise_clause(tokens, i)
+        out.append(
+            Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition, otherwise)
+        )
     return out
+
+
+def _in_otherwise_clause(tokens: list[str], at: int) -> bool:
+    """Whether the clause a cue is in opens with "otherwise" ("set X, otherwise the files are not
+    processed"): it says what happens when what came before is not done."""
+    for j in range(at - 1, -1, -1):
+        if tokens[j] == "otherwise":
+            return True
+        if not tokens[j][0].isalnum() or tokens[j] in BOUNDARY_WORDS:
+            return False
+    return False
 
 
 def _condition(tokens: list[str], first: int) -> tuple[str, ...]:
@@ -144,6 +159,8 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
+            continue
+        if cue.otherwise:  # "otherwise the files are not processed": "so that they are processed" agrees
             continue
         if cue.scope[0] in held.affirmed and not any(
             w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
