@@ -1,7 +1,7 @@
 """Build the sentence-support check's four word tables from WordNet 3.0: the derived words
 (`research_engine/support_derived_words.txt`), the common words (`research_engine/support_common_words.txt`),
 the antonyms (`research_engine/support_antonym_words.txt`) and the spelling variants
-(`research_engine/support_spelling_variants.txt`).
+(`research_engine/support_spelling_variants.txt`), and the dictionary (`research_engine/support_dictionary_words.txt`).
 
     python tools/build_word_tables.py WORDNET_DICT_DIR [--out-dir DIR]
 
@@ -31,6 +31,11 @@ British spelling to the American one where WordNet lists both in one synset and 
 regular correspondence of the two spellings (`SPELLING_RULES`: -our/-or, -ise/-ize, -isation/-ization,
 -yse/-yze, -tre/-ter, -ogue/-og, -ence/-ense, -amme/-am), as the stemmer's stems: the check folds a stem
 through it before anything else reads it, so the other three tables are written in the folded stems.
+
+Dictionary. Every single word WordNet lists (its index files and its exception lists, the irregular forms),
+less the common words: a lowercase word outside both, and outside the closed classes WordNet leaves out
+(prepositions, conjunctions, pronouns), is a term or a name ("smtp", "paperorientation"), which a writer does not
+coin for a claim's word.
 
 Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
 through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
@@ -218,6 +223,18 @@ def spelling_variants(wordnet: Path) -> dict[str, str]:
     return out
 
 
+def dictionary_words(wordnet: Path) -> set[str]:
+    """Every single word WordNet lists, base forms and the irregular forms of its exception lists."""
+    out = set()
+    for pos in ALL_POS:
+        for line in (wordnet / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+            if not line.startswith(" ") and WORD_RE.match(line.split()[0]):
+                out.add(line.split()[0])
+        for line in (wordnet / f"{pos}.exc").read_text(encoding="latin-1").splitlines():
+            out.update(w for w in line.split() if WORD_RE.match(w))
+    return out
+
+
 def common_words(wordnet: Path) -> list[str]:
     tagged = read_tag_counts(wordnet)
     return sorted(
@@ -251,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     for word, others in build(args.wordnet).items():
         derived[stem(word)].update(stem(o) for o in others)
     common = sorted({stem(word) for word in common_words(args.wordnet)})
+    dictionary = sorted({stem(word) for word in dictionary_words(args.wordnet)} - set(common))
     opposite: dict[str, set[str]] = defaultdict(set)
     for word, others in antonyms(args.wordnet).items():
         opposite[stem(word)].update(stem(o) for o in others)
@@ -269,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
             "Antonyms for the sentence-support check, as the check's stems (one line per stem: the stem, "
             "then the stems of its antonyms in WordNet, in a frequent sense)",
             stem_lines(opposite),
+        ),
+        "support_dictionary_words.txt": (
+            "The other words WordNet lists (not in support_common_words.txt), for the sentence-support check, "
+            "as the check's stems",
+            [" ".join(dictionary[i : i + 12]) for i in range(0, len(dictionary), 12)],
         ),
         "support_spelling_variants.txt": (
             "British spellings for the sentence-support check, as the stemmer's stems (a line per stem: "

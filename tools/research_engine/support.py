@@ -53,7 +53,9 @@ from research_engine.support_words import (
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
     NEGATING_VERBS,
+    NEGATIONS,
     NEGATIVE_PREFIXES,
+    ONLY,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
     STOP,
@@ -62,6 +64,7 @@ from research_engine.support_words import (
     STRONG_WORDS,
     carried,
     content_words,
+    dictionary_word,
     frames,
     negative_forms,
     normalise,
@@ -414,8 +417,28 @@ class Judge:
             and t not in self.question_stems
             and not any(t in _code_base(c).casefold() for c in missing)
         ]
+        missing += [  # a lowercase word outside English ("smtp", "paperorientation") names a thing
+            t
+            for t in self._terms(plain, tokens)
+            if not carried(t, held.stems)
+            and not carried(t, self.question_stems)
+            and not any(t in _code_base(c).casefold() for c in missing)
+        ]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
+
+    @staticmethod
+    def _terms(plain: str, tokens: list[str]) -> list[str]:
+        """The words a sentence writes in lowercase that are not English words (`dictionary_word`): terms
+        and names, which a writer does not coin for a claim's word."""
+        code = {_code_base(t) for t in _code_in(plain)}
+        return [
+            t
+            for t in dict.fromkeys(tokens)
+            if t.isalpha() and len(t) > 2 and t not in STOP and t not in code and not dictionary_word(t)
+            and t not in NEGATIONS and t not in ONLY and t not in STRONG_WORDS
+            and re.search(rf"(?<![\w.$%/-]){t}(?![\w.(/-])", plain)
+        ]  # fmt: skip
 
     def _name_held(self, name: str, held: Held) -> bool:
         """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of

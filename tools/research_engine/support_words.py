@@ -269,6 +269,37 @@ def _common_stems() -> frozenset[str]:
     return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 
+# Every other word WordNet 3.0 lists (the open classes: nouns, verbs, adjectives, adverbs), as stems.
+DICTIONARY_WORDS_FILE = Path(__file__).with_name("support_dictionary_words.txt")
+# The closed classes WordNet leaves out that the stop words do not hold: "-ever" and "there-"/"where-"
+# compounds, prepositions, modal verbs.
+CLOSED_CLASS_TEXT = """
+whenever wherever whichever whatever whoever whomever however whence whereby wherein whereupon whereas
+thereby therein thereof thereafter hereby herein onto unto toward towards amid amidst amongst among atop
+throughout underneath beneath within without alongside ought shall need dare
+"""
+CLOSED_CLASS = frozenset(CLOSED_CLASS_TEXT.split())
+
+
+def dictionary_word(word: str) -> bool:
+    """Whether a lowercase word is an English word rather than a term or a name: a closed-class word, or
+    one WordNet lists in any of its forms (a comparative "newer" is "new", "settable" is "set")."""
+    if word in CLOSED_CLASS or common_word(word):
+        return True
+    s = stem(word)
+    forms = [*word_forms(word)]
+    if s.endswith(("er", "est")):  # a comparative or superlative: "newer", "widest"
+        base = s[: -3 if s.endswith("est") else -2]
+        forms += [base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base]
+    return any(f in _dictionary_stems() or f in _common_stems() for f in forms)
+
+
+@lru_cache(maxsize=1)
+def _dictionary_stems() -> frozenset[str]:
+    lines = DICTIONARY_WORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
+
+
 # "None" capitalised after a sentence's first word, or written after "=", is Python's value, not a negation
 # ("was None in 1.x", "on_setattr=None").
 NONE_VALUE_RE = re.compile(r"(?:(?<=[\w,;:(`'\"] )|(?<==))None\b")
