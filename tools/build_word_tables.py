@@ -1,7 +1,8 @@
 """Build the sentence-support check's four word tables from WordNet 3.0: the derived words
 (`research_engine/support_derived_words.txt`), the common words (`research_engine/support_common_words.txt`),
-the antonyms (`research_engine/support_antonym_words.txt`) and the spelling variants
-(`research_engine/support_spelling_variants.txt`), and the dictionary (`research_engine/support_dictionary_words.txt`).
+the antonyms (`research_engine/support_antonym_words.txt`), the spelling variants
+(`research_engine/support_spelling_variants.txt`) and the dictionary
+(`research_engine/support_dictionary_words.txt`).
 
     python tools/build_word_tables.py WORDNET_DICT_DIR [--out-dir DIR]
 
@@ -34,8 +35,8 @@ through it before anything else reads it, so the other three tables are written 
 
 Dictionary. Every single word WordNet lists (its index files and its exception lists, the irregular forms),
 less the common words: a lowercase word outside both, and outside the closed classes WordNet leaves out
-(prepositions, conjunctions, pronouns), is a term or a name ("smtp", "paperorientation"), which a writer does not
-coin for a claim's word.
+(prepositions, conjunctions, pronouns), is a term or a name ("smtp", "paperorientation"), which a writer
+does not coin for a claim's word.
 
 Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
 through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
@@ -289,8 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             stem_lines(opposite),
         ),
         "support_dictionary_words.txt": (
-            "The other words WordNet lists (not in support_common_words.txt), for the sentence-support check, "
-            "as the check's stems",
+            "The other words WordNet lists (not in support_common_words.txt), for the sentence-support "
+            "check, as the check's stems",
             [" ".join(dictionary[i : i + 12]) for i in range(0, len(dictionary), 12)],
         ),
         "support_spelling_variants.txt": (
