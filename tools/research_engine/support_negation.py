@@ -43,6 +43,7 @@ class Cue:
     scope: tuple[str, ...]  # stems it governs, in order
     words: tuple[str, ...] = ()  # the same, as written
     condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
+    clause: frozenset[str] = frozenset()  # the content stems of the clause it stands in
     otherwise: bool = False  # in a clause "otherwise" opens: what follows when a condition is not met
 
 
@@ -74,9 +75,29 @@ def cues(
         condition = _condition(tokens, first) if kind == "only" else ()
         otherwise = _in_otherwise_clause(tokens, i)
         out.append(
-            Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition, otherwise)
+            Cue(
+                kind,
+                token.replace("_", " "),
+                tuple(stem(w) for w in words),
+                words,
+                condition,
+                _clause(tokens, i),
+                otherwise,
+            )
         )
     return out
+
+
+def _clause(tokens: list[str], at: int) -> frozenset[str]:
+    """The content stems of the clause a cue stands in, both sides of it up to a clause boundary."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = at + step
+        while 0 <= j < len(tokens) and tokens[j][0].isalnum() and tokens[j] not in BOUNDARY_WORDS:
+            if tokens[j] not in SCOPE_SKIP and tokens[j] not in NEGATIONS and tokens[j] not in ONLY:
+                out.add(stem(tokens[j]))
+            j += step
+    return frozenset(out)
 
 
 def _in_otherwise_clause(tokens: list[str], at: int) -> bool:
@@ -152,6 +173,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             cue.scope
             and any(s in held.stems for s in cue.scope)
             and not any(set(cue.scope) & set(c.scope) for c in same)
+            and not (cue.kind == "neg" and any(_same_clause(cue, c) for c in same))
             and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
             and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
         ):
@@ -171,6 +193,12 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         ):
             out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
     return out
+
+
+def _same_clause(mine: Cue, theirs: Cue) -> bool:
+    """Two negations of one clause said in another voice ("almost never affect code that worked" and "code
+    that ran is almost never altered by the semantics"): each governs a word of the other's clause."""
+    return bool(set(mine.scope) & theirs.clause and set(theirs.scope) & mine.clause)
 
 
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:
