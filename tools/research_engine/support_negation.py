@@ -104,8 +104,8 @@ def _in_otherwise_clause(tokens: list[str], at: int) -> bool:
     """Whether the clause a cue is in opens with "otherwise" ("set X, otherwise the files are not
     processed"): it says what happens when what came before is not done."""
     for j in range(at - 1, -1, -1):
-        if tokens[j] == "otherwise":
-            return True
+        if tokens[j] == "otherwise" or (tokens[j] == "," and j > 0 and tokens[j - 1] == "otherwise"):
+            return True  # "Otherwise, it will not be built"
         if not tokens[j][0].isalnum() or tokens[j] in BOUNDARY_WORDS:
             return False
     return False
