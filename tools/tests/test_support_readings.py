@@ -143,8 +143,9 @@ READINGS_7 = {
     "desktop GUIs.",
     "CLM-03": "PostgreSQL is designed to be easily extensible.",
     "CLM-04": "PostgreSQL is easily extensible.",
-    "CLM-05": "However, to use eager loading with a self-referential relationship, SQLAlchemy needs to be told "
-    "how many levels deep it should join and/or query; otherwise the eager load will not take place at all.",
+    "CLM-05": "However, to use eager loading with a self-referential relationship, SQLAlchemy needs to be "
+    "told how many levels deep it should join and/or query; otherwise the eager load will not take place at "
+    "all.",
     "CLM-06": "The eager load will not take place at all.",
     "CLM-07": "Null keys are never passed to this function. Other keys are cached.",
     "CLM-08": "A special case of broadcasting that may be familiar is when all dimensions of the array being "
