@@ -373,6 +373,12 @@ class Judge:
             fault = check(plain, tokens, held)
             if fault is not None:
                 out.append(fault)
+        named = [f for f in out if f.kind == "name"]
+        if len(named) > 1:  # a term also found swapped for the claims' word: one finding, the swap first
+            swaps = [w for f in named for w in f.words if " (the claim: " in w]
+            said = {w.split(" (the claim: ")[0] for w in swaps}
+            rest = [w for f in named for w in f.words if " (the claim: " not in w and w not in said]
+            out = [f for f in out if f.kind != "name"] + [Fault("name", tuple(dict.fromkeys(swaps + rest)))]
         pages = sorted(_urls(sentence) - held.urls - self.question_urls)  # a URL names a page: as code
         if pages:
             named = [f for f in out if f.kind == "name"]
