@@ -4,10 +4,11 @@
 that states facts against the text and quotes of the claims its citation covers (`prose` splits and groups
 the sentences). A sentence fails, with the words at fault, for any of these kinds:
 
-- unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer, a
-  few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
-  words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
-  one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
+- unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer,
+  British spellings by WordNet's variants, a few derivations and irregular verbs, the forms WordNet derives
+  from a common word, the documentation's other words from `terms`) are not substantially in the cited
+  claims: more than `MISSING_SHARE` of them (at least one allowed) are in neither the claims nor the
+  question, or a code token it states is in no cited claim;
 - contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unless", "instead of",
   "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
   them (a negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order word is
@@ -20,8 +21,9 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   makes one (a purpose or a condition is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, or
-  a lowercase word with a figure) that neither the claims nor the question hold, or a code token in no claim;
+- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, a
+  lowercase word with a figure, or one no dictionary lists: "smtp") that neither the claims nor the question
+  hold, or a code token in no claim;
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
