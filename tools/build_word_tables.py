@@ -1,6 +1,8 @@
-"""Build the sentence-support check's three word tables from WordNet 3.0: the derived words
-(`research_engine/support_derived_words.txt`), the common words (`research_engine/support_common_words.txt`)
-and the antonyms (`research_engine/support_antonym_words.txt`).
+"""Build the sentence-support check's four word tables from WordNet 3.0: the derived words
+(`research_engine/support_derived_words.txt`), the common words (`research_engine/support_common_words.txt`),
+the antonyms (`research_engine/support_antonym_words.txt`), the spelling variants
+(`research_engine/support_spelling_variants.txt`) and the dictionary
+(`research_engine/support_dictionary_words.txt`).
 
     python tools/build_word_tables.py WORDNET_DICT_DIR [--out-dir DIR]
 
@@ -24,6 +26,18 @@ is symmetric: each pair is written both ways. An adjective's satellites against 
 ("required", a satellite of "obligatory", against "optional") were measured and left out: they brought no
 unfaithful sentence in and refused a faithful one (bench/results/faithfulness-s5.md).
 
+Spelling variants. A writer may spell a word the British way where the documentation spells it the American
+way, or the other way round ("behaviour" for "behavior", "initialise" for "initialize"). The table maps each
+British spelling to the American one where WordNet lists both in one synset and one turns into the other by a
+regular correspondence of the two spellings (`SPELLING_RULES`: -our/-or, -ise/-ize, -isation/-ization,
+-yse/-yze, -tre/-ter, -ogue/-og, -ence/-ense, -amme/-am), as the stemmer's stems: the check folds a stem
+through it before anything else reads it, so the other three tables are written in the folded stems.
+
+Dictionary. Every single word WordNet lists (its index files and its exception lists, the irregular forms),
+less the common words: a lowercase word outside both, and outside the closed classes WordNet leaves out
+(prepositions, conjunctions, pronouns), is a term or a name ("smtp", "paperorientation"), which a writer
+does not coin for a claim's word.
+
 Synonyms (words WordNet puts in one synset) were measured too and left out: they let unfaithful sentences
 through (bench/results/faithfulness-generalise.md). Both outputs are plain text with WordNet's licence in a
 header, written as the check's stems (`research_engine.support_words.stem`, so that loading them is a split:
@@ -39,7 +53,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from research_engine.support_words import stem  # the check's own stems: loading the tables is a split
+from research_engine.support_words import raw_stem  # the check's own stems: loading the tables is a split
 
 SENSES = 2
 ANTONYM_SENSES = 3  # an antonym pair's senses: technical words' senses are rarely in the tagged corpus
@@ -49,6 +63,11 @@ ALL_POS = ("noun", "verb", "adj", "adv")
 POS_LETTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
 WORD_RE = re.compile(r"^[a-z]{3,}$")
+# British -> American spelling correspondences (the British side first), applied once anywhere in a word.
+SPELLING_RULES = (
+    ("our", "or"), ("isation", "ization"), ("ise", "ize"), ("yse", "yze"), ("tre", "ter"), ("ogue", "og"),
+    ("ence", "ense"), ("amme", "am"),
+)  # fmt: skip
 
 LICENCE = """\
 # {what}: from WordNet 3.0 by tools/build_word_tables.py (its docstring says how).
@@ -187,6 +206,36 @@ def antonyms(wordnet: Path) -> dict[str, set[str]]:
     return table
 
 
+def spelling_variants(wordnet: Path) -> dict[str, str]:
+    """British spelling -> American, for two words of one synset that one of `SPELLING_RULES` turns the
+    one into the other ("behaviour" -> "behavior")."""
+    words, _ = read_synsets(wordnet)
+    out: dict[str, str] = {}
+    for members in words.values():
+        single = {w for w in members if WORD_RE.match(w)}
+        for british in single:
+            for old, new in SPELLING_RULES:
+                at = british.find(old)
+                while at >= 0:
+                    american = british[:at] + new + british[at + len(old) :]
+                    if american in single:
+                        out[british] = american
+                    at = british.find(old, at + 1)
+    return out
+
+
+def dictionary_words(wordnet: Path) -> set[str]:
+    """Every single word WordNet lists, base forms and the irregular forms of its exception lists."""
+    out = set()
+    for pos in ALL_POS:
+        for line in (wordnet / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+            if not line.startswith(" ") and WORD_RE.match(line.split()[0]):
+                out.add(line.split()[0])
+        for line in (wordnet / f"{pos}.exc").read_text(encoding="latin-1").splitlines():
+            out.update(w for w in line.split() if WORD_RE.match(w))
+    return out
+
+
 def common_words(wordnet: Path) -> list[str]:
     tagged = read_tag_counts(wordnet)
     return sorted(
@@ -209,10 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.wordnet / "data.verb").is_file() or not (args.wordnet / "cntlist.rev").is_file():
         print(f"build_word_tables: {args.wordnet} is not WordNet 3.0's database directory", file=sys.stderr)
         return 2
+    pairs = spelling_variants(args.wordnet).items()
+    variants = {raw_stem(b): raw_stem(a) for b, a in pairs if raw_stem(b) != raw_stem(a)}
+
+    def stem(word: str) -> str:  # the check's stem, as `support_words.stem` folds it through the variants
+        s = raw_stem(word)
+        return variants.get(s, s)
+
     derived: dict[str, set[str]] = defaultdict(set)
     for word, others in build(args.wordnet).items():
         derived[stem(word)].update(stem(o) for o in others)
     common = sorted({stem(word) for word in common_words(args.wordnet)})
+    dictionary = sorted({stem(word) for word in dictionary_words(args.wordnet)} - set(common))
     opposite: dict[str, set[str]] = defaultdict(set)
     for word, others in antonyms(args.wordnet).items():
         opposite[stem(word)].update(stem(o) for o in others)
@@ -231,6 +288,16 @@ def main(argv: list[str] | None = None) -> int:
             "Antonyms for the sentence-support check, as the check's stems (one line per stem: the stem, "
             "then the stems of its antonyms in WordNet, in a frequent sense)",
             stem_lines(opposite),
+        ),
+        "support_dictionary_words.txt": (
+            "The other words WordNet lists (not in support_common_words.txt), for the sentence-support "
+            "check, as the check's stems",
+            [" ".join(dictionary[i : i + 12]) for i in range(0, len(dictionary), 12)],
+        ),
+        "support_spelling_variants.txt": (
+            "British spellings for the sentence-support check, as the stemmer's stems (a line per stem: "
+            "the British spelling's stem, then the American one's, the two in one WordNet synset)",
+            [f"{b} {a}" for b, a in sorted(variants.items())],
         ),
     }
     for name, (what, lines) in outputs.items():

@@ -4,10 +4,11 @@
 that states facts against the text and quotes of the claims its citation covers (`prose` splits and groups
 the sentences). A sentence fails, with the words at fault, for any of these kinds:
 
-- unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer, a
-  few derivations and irregular verbs, the forms WordNet derives from a common word, the documentation's other
-  words from `terms`) are not substantially in the cited claims: more than `MISSING_SHARE` of them (at least
-  one allowed) are in neither the claims nor the question, or a code token it states is in no cited claim;
+- unsupported: its content words (stop words left out, inflection folded by the Snowball English stemmer,
+  British spellings by WordNet's variants, a few derivations and irregular verbs, the forms WordNet derives
+  from a common word, the documentation's other words from `terms`) are not substantially in the cited
+  claims: more than `MISSING_SHARE` of them (at least one allowed) are in neither the claims nor the
+  question, or a code token it states is in no cited claim;
 - contradiction: a negation ("not", "no", "never", "without", "no longer", "cannot", "unless", "instead of",
   "rather than") or "only" in the sentence that no cited claim puts on the same words, while the claims use
   them (a negating verb, "avoiding reloads", agrees with "not reloaded"; an "only" beside an order word is
@@ -20,8 +21,9 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   makes one (a purpose or a condition is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, or
-  a lowercase word with a figure) that neither the claims nor the question hold, or a code token in no claim;
+- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, a
+  lowercase word with a figure, or one no dictionary lists: "smtp") that neither the claims nor the question
+  hold, or a code token in no claim;
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
@@ -53,15 +55,18 @@ from research_engine.support_words import (
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
     NEGATING_VERBS,
+    NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
+    ONLY,
     STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
     carried,
     content_words,
+    dictionary_word,
     frames,
     negative_forms,
     normalise,
@@ -370,6 +375,12 @@ class Judge:
             fault = check(plain, tokens, held)
             if fault is not None:
                 out.append(fault)
+        named = [f for f in out if f.kind == "name"]
+        if len(named) > 1:  # a term also found swapped for the claims' word: one finding, the swap first
+            swaps = [w for f in named for w in f.words if " (the claim: " in w]
+            said = {w.split(" (the claim: ")[0] for w in swaps}
+            rest = [w for f in named for w in f.words if " (the claim: " not in w and w not in said]
+            out = [f for f in out if f.kind != "name"] + [Fault("name", tuple(dict.fromkeys(swaps + rest)))]
         pages = sorted(_urls(sentence) - held.urls - self.question_urls)  # a URL names a page: as code
         if pages:
             named = [f for f in out if f.kind == "name"]
@@ -414,8 +425,28 @@ class Judge:
             and t not in self.question_stems
             and not any(t in _code_base(c).casefold() for c in missing)
         ]
+        missing += [  # a lowercase word outside English ("smtp", "paperorientation") names a thing
+            t
+            for t in self._terms(plain, tokens)
+            if not carried(t, held.stems)
+            and not carried(t, self.question_stems)
+            and not any(t in _code_base(c).casefold() for c in missing)
+        ]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
+
+    @staticmethod
+    def _terms(plain: str, tokens: list[str]) -> list[str]:
+        """The words a sentence writes in lowercase that are not English words (`dictionary_word`): terms
+        and names, which a writer does not coin for a claim's word."""
+        code = {_code_base(t) for t in _code_in(plain)}
+        return [
+            t
+            for t in dict.fromkeys(tokens)
+            if t.isalpha() and len(t) > 2 and t not in STOP and t not in code and not dictionary_word(t)
+            and t not in NEGATIONS and t not in ONLY and t not in STRONG_WORDS
+            and re.search(rf"(?<![\w.$%/-]){t}(?![\w.(/-])", plain)
+        ]  # fmt: skip
 
     def _name_held(self, name: str, held: Held) -> bool:
         """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of

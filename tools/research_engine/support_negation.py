@@ -43,6 +43,8 @@ class Cue:
     scope: tuple[str, ...]  # stems it governs, in order
     words: tuple[str, ...] = ()  # the same, as written
     condition: tuple[str, ...] = ()  # "only": its scope and the condition after it ("only ... when X")
+    clause: frozenset[str] = frozenset()  # the content stems of the clause it stands in
+    otherwise: bool = False  # in a clause "otherwise" opens: what follows when a condition is not met
 
 
 def cues(
@@ -71,8 +73,42 @@ def cues(
             covered.update(at)
         words = tuple(tokens[j] for j in at)
         condition = _condition(tokens, first) if kind == "only" else ()
-        out.append(Cue(kind, token.replace("_", " "), tuple(stem(w) for w in words), words, condition))
+        otherwise = _in_otherwise_clause(tokens, i)
+        out.append(
+            Cue(
+                kind,
+                token.replace("_", " "),
+                tuple(stem(w) for w in words),
+                words,
+                condition,
+                _clause(tokens, i),
+                otherwise,
+            )
+        )
     return out
+
+
+def _clause(tokens: list[str], at: int) -> frozenset[str]:
+    """The content stems of the clause a cue stands in, both sides of it up to a clause boundary."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = at + step
+        while 0 <= j < len(tokens) and tokens[j][0].isalnum() and tokens[j] not in BOUNDARY_WORDS:
+            if tokens[j] not in SCOPE_SKIP and tokens[j] not in NEGATIONS and tokens[j] not in ONLY:
+                out.add(stem(tokens[j]))
+            j += step
+    return frozenset(out)
+
+
+def _in_otherwise_clause(tokens: list[str], at: int) -> bool:
+    """Whether the clause a cue is in opens with "otherwise" ("set X, otherwise the files are not
+    processed"): it says what happens when what came before is not done."""
+    for j in range(at - 1, -1, -1):
+        if tokens[j] == "otherwise" or (tokens[j] == "," and j > 0 and tokens[j - 1] == "otherwise"):
+            return True  # "Otherwise, it will not be built"
+        if not tokens[j][0].isalnum() or tokens[j] in BOUNDARY_WORDS:
+            return False
+    return False
 
 
 def _condition(tokens: list[str], first: int) -> tuple[str, ...]:
@@ -137,6 +173,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             cue.scope
             and any(s in held.stems for s in cue.scope)
             and not any(set(cue.scope) & set(c.scope) for c in same)
+            and not (cue.kind == "neg" and any(_same_clause(cue, c) for c in same))
             and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
             and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
         ):
@@ -144,6 +181,8 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
+            continue
+        if cue.otherwise:  # "otherwise the files are not processed": "so that they are processed" agrees
             continue
         if cue.scope[0] in held.affirmed and not any(
             w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
@@ -154,6 +193,12 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         ):
             out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
     return out
+
+
+def _same_clause(mine: Cue, theirs: Cue) -> bool:
+    """Two negations of one clause said in another voice ("almost never affect code that worked" and "code
+    that ran is almost never altered by the semantics"): each governs a word of the other's clause."""
+    return bool(set(mine.scope) & theirs.clause and set(theirs.scope) & mine.clause)
 
 
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:

@@ -10,6 +10,8 @@ when each stands, in the sentence, beside a word the claims put beside the other
 
 from __future__ import annotations
 
+import re
+
 from research_engine.support_words import (
     BOUNDARY_WORDS,
     DIRECTION_WORDS,
@@ -25,6 +27,7 @@ REACH = 2  # the content words each side of a word that say what it is said of
 # way, so only the same word is compared (a sentence may write either).
 SEQUENCE_WORDS = frozenset({"then", "before", "after", "until", "afterwards", "later"})
 MOVABLE = frozenset(stem(w) for w in ORDER_WORDS)  # "first reads" is "reads first": never exchanged
+FIGURE_RE = re.compile(r"[0-9][0-9.,]*")
 STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha()) - {stem(w) for w in DIRECTION_WORDS}
 
 
@@ -152,7 +155,8 @@ def exchanged(
     `REACH` content words of each other) and in the other order than in every claim sentence that has both
     ("A is managed by B" for "B is managed by A"; "B manages A" restates it, and is not held here)."""
     left, right = sides(tokens)
-    anchors = sorted(s for s in left if s in held_stems and s not in MOVABLE)
+    anchors = sorted(s for s in left if s in held_stems and s not in MOVABLE and not FIGURE_RE.fullmatch(s))
+    # a figure is no anchor: what it counts is the number check's ("dimensions are 1, i.e. a scalar")
     near = around(tokens)
 
     def moved(x: str, y: str) -> bool:

@@ -105,8 +105,10 @@ STRENGTH_GROUP = {word: group.split()[0] for group in STRONG_GROUPS for word in 
 STRONG_WORDS = frozenset(STRENGTH_GROUP) - {"each", "whole", "entire", "required", "requires", "ensure",
                                              "ensures", "ensured"}  # fmt: skip
 # What a claim says in other words that lets a sentence use a strong word: an obligation ("have to" is
-# "must") and a bound (a "maximum" is the largest value, a "minimum" the smallest).
+# "must"), a bound (a "maximum" is the largest value, a "minimum" the smallest) and a majority ("the
+# majority of" is "most").
 CLAIM_STRENGTH = (
+    (re.compile(r"\b(?:the|a) (?:vast |great )?majority of\b", re.I), ("most",)),
     (re.compile(r"\b(?:ha(?:ve|s|d) to|needs? to)\b", re.I), ("must",)),
     (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
     (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
@@ -118,11 +120,13 @@ CAUSAL_RE = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|so that|so as to|in order to|as a result|due to(?! be\b)"
     r"|thanks to|leads? to|results? in|causes?|caused|which is why|that is why|thereby)\b|,\s*so\b"
 )
-# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states.
+# A claim that says one thing lets or allows another makes the link a sentence's "so" or "because" states;
+# so does one that states a purpose ("the design goal is", "intended to") or a consequence ("otherwise").
 CLAIM_CAUSAL_RE = re.compile(
     CAUSAL_RE.pattern + r"|\b(?:allowing|allows|enables|enabling|lets|since|why|reason|thereby)\b"
     r"|\b(?:ensur\w*|avoid\w*|prevent\w*|in that case|as (?:it|they|this|these|there|we)"
-    r"|if|(?:this|which|that) means|meaning)\b"
+    r"|if|(?:this|which|that) means|meaning|otherwise"
+    r"|goals?|purposes?|aims? (?:to|at|of)|intended|designed (?:to|for|so)|the idea is)\b"
     r"|(?<!such )(?<!as )\bas\s+(?:[\w(),-]+\s+){1,12}?"  # "as defaults in the future might change"
     r"(?:might|may|will|would|can|could|should|must|is|are|was|were|has|have|does|do)\b"
 )  # a claim's "since" may be temporal: read leniently, it only lets a sentence say "because"
@@ -166,8 +170,15 @@ IRREGULAR = {
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English.
-    Identifiers and numbers come back unchanged."""
+    """One lowercased word as compared: irregular past forms to their verb, then Snowball (Porter2) English,
+    a British spelling then folded into the American one ("behaviour" is "behavior"). Identifiers and
+    numbers come back unchanged."""
+    s = raw_stem(word)
+    return _spelling_variants().get(s, s)
+
+
+def raw_stem(word: str) -> str:
+    """`stem` before the spelling is folded (the word tables are built from it)."""
     if not word.isalpha():
         return word
     return str(_stemmer().stemWord(IRREGULAR.get(word, word)))
@@ -176,6 +187,16 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     return libraries.snowballstemmer().stemmer("english")
+
+
+# British spellings WordNet 3.0 lists beside the American ones, as stems (tools/build_word_tables.py).
+SPELLING_VARIANTS_FILE = Path(__file__).with_name("support_spelling_variants.txt")
+
+
+@lru_cache(maxsize=1)
+def _spelling_variants() -> dict[str, str]:
+    lines = SPELLING_VARIANTS_FILE.read_text(encoding="utf-8").splitlines()
+    return dict(line.split() for line in lines if line and not line.startswith("#"))
 
 
 # The words WordNet 3.0 derives from a common word in its common sense ("verification" from "verify"):
@@ -245,6 +266,37 @@ def common_word(word: str) -> bool:
 @lru_cache(maxsize=1)
 def _common_stems() -> frozenset[str]:
     lines = COMMON_WORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
+
+
+# Every other word WordNet 3.0 lists (the open classes: nouns, verbs, adjectives, adverbs), as stems.
+DICTIONARY_WORDS_FILE = Path(__file__).with_name("support_dictionary_words.txt")
+# The closed classes WordNet leaves out that the stop words do not hold: "-ever" and "there-"/"where-"
+# compounds, prepositions, modal verbs.
+CLOSED_CLASS_TEXT = """
+whenever wherever whichever whatever whoever whomever however whence whereby wherein whereupon whereas
+thereby therein thereof thereafter hereby herein onto unto toward towards amid amidst amongst among atop
+throughout underneath beneath within without alongside ought shall need dare
+"""
+CLOSED_CLASS = frozenset(CLOSED_CLASS_TEXT.split())
+
+
+def dictionary_word(word: str) -> bool:
+    """Whether a lowercase word is an English word rather than a term or a name: a closed-class word, or
+    one WordNet lists in any of its forms (a comparative "newer" is "new", "settable" is "set")."""
+    if word in CLOSED_CLASS or common_word(word):
+        return True
+    s = stem(word)
+    forms = [*word_forms(word)]
+    if s.endswith(("er", "est")):  # a comparative or superlative: "newer", "widest"
+        base = s[: -3 if s.endswith("est") else -2]
+        forms += [base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base]
+    return any(f in _dictionary_stems() or f in _common_stems() for f in forms)
+
+
+@lru_cache(maxsize=1)
+def _dictionary_stems() -> frozenset[str]:
+    lines = DICTIONARY_WORDS_FILE.read_text(encoding="utf-8").splitlines()
     return frozenset(s for line in lines if not line.startswith("#") for s in line.split())
 
 

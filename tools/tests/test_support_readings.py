@@ -132,3 +132,74 @@ def test_a_degree_adverb_is_not_backed_by_a_quantifier():
 def test_a_command_line_option_in_capitals_is_code():
     assert passes("These checks only run when the check command gets the --deploy option [CLM-10].")
     assert not passes("These checks only run when the check command gets the -T option [CLM-10].")
+
+
+# The seventh session's readings (bench/results/faithfulness-s7.md), over real documentation sentences:
+# python-django-doc (templates' security, ref/contrib/admin), postgresql-doc-15 (catalogs, extend),
+# python-sqlalchemy-doc (orm/self_referential) and, for the figure, octave-doc (Broadcasting).
+READINGS_7 = {
+    "CLM-01": "Using Django templates protects you against the majority of XSS attacks.",
+    "CLM-02": "Sorting on multiple columns by clicking on headers is designed to mimic the behavior of "
+    "desktop GUIs.",
+    "CLM-03": "PostgreSQL is designed to be easily extensible.",
+    "CLM-04": "PostgreSQL is easily extensible.",
+    "CLM-05": "However, to use eager loading with a self-referential relationship, SQLAlchemy needs to be "
+    "told how many levels deep it should join and/or query; otherwise the eager load will not take place at "
+    "all.",
+    "CLM-06": "The eager load will not take place at all.",
+    "CLM-07": "Null keys are never passed to this function. Other keys are cached.",
+    "CLM-08": "A special case of broadcasting that may be familiar is when all dimensions of the array being "
+    "broadcast are 1, i.e., the array is a scalar.",
+}
+
+
+def passes_7(text: str) -> bool:
+    return passes(text, READINGS_7)
+
+
+def test_the_majority_of_is_most():
+    assert passes_7("Using Django templates protects you against most XSS attacks [CLM-01].")
+    assert not passes_7("Using Django templates protects you against all XSS attacks [CLM-01].")
+
+
+def test_a_british_spelling_is_the_american_one():
+    assert support_words.stem("behaviour") == support_words.stem("behavior")
+    assert support_words.stem("initialised") == support_words.stem("initialized")
+    assert support_words.stem("catalogue") == support_words.stem("catalog")
+    assert support_words.stem("hour") != support_words.stem("hor")  # a rule WordNet does not list is none
+    assert passes_7(
+        "Sorting on multiple columns by clicking on headers mimics the behaviour of desktop GUIs [CLM-02]."
+    )
+
+
+def test_a_purpose_the_claim_states_is_a_causal_link():
+    assert passes_7("PostgreSQL was designed so that it is easily extensible [CLM-03].")
+    assert not passes_7("PostgreSQL was made so that it is easily extensible [CLM-04].")
+
+
+def test_a_negation_otherwise_opens_says_what_follows_when_the_condition_fails():
+    assert passes_7(
+        "For eager loading with a self-referential relationship, SQLAlchemy is told how many levels deep to "
+        "join, so that the eager load takes place [CLM-05]."
+    )
+    assert not passes_7("The eager load takes place [CLM-06].")
+
+
+def test_a_lowercase_word_no_dictionary_lists_is_a_name():
+    assert not passes_7("Using Django templates protects you against the majority of xsrf attacks [CLM-01].")
+    # closed-class words and a comparative are English words, though WordNet lists neither
+    assert support_words.dictionary_word("whichever") and support_words.dictionary_word("onto")
+    assert support_words.dictionary_word("newer") and support_words.dictionary_word("settable")
+    assert not support_words.dictionary_word("paperorientation")
+
+
+def test_negations_of_one_clause_in_another_voice_agree():
+    assert passes_7("This function is never given null keys [CLM-07].")
+    assert not passes_7("Other keys are never cached [CLM-07].")
+
+
+def test_a_figure_is_not_exchanged_with_a_word():
+    assert passes_7(
+        "Broadcasting a scalar, where every dimension of the broadcast array is 1, is the familiar special "
+        "case [CLM-08]."
+    )

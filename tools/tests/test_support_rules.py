@@ -197,6 +197,8 @@ def test_the_wordnet_tables_are_written_in_the_checks_stems():
         support_words.DERIVED_WORDS_FILE,
         support_words.COMMON_WORDS_FILE,
         support_words.ANTONYM_WORDS_FILE,
+        support_words.SPELLING_VARIANTS_FILE,
+        support_words.DICTIONARY_WORDS_FILE,
     )
     for path in paths:
         assert "WordNet 3.0 Copyright 2006 by Princeton University" in path.read_text(encoding="utf-8")
