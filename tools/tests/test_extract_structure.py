@@ -126,18 +126,6 @@ def test_a_heading_whose_words_are_a_named_anchor_heads_its_section():
     assert found.heading_path == ("4.10. How do I use Privoxy together with Tor?",)
 
 
-def test_an_example_framed_by_a_one_cell_table_is_an_example():
-    # DocBook's screens: <TABLE CLASS="SCREEN"><TR><TD><PRE CLASS="SCREEN">...</PRE></TD></TR></TABLE>.
-    passages = read("privoxy-3.0-faq-misc.html")
-    framed = [
-        " ".join("".join(pre.itertext()).split()) for pre in page("privoxy-3.0-faq-misc.html").iter("pre")
-    ]
-    assert framed
-    for text in framed:
-        assert passage_with(passages, text).kind == "code"
-    assert not [p for p in passages if p.kind == "table-row" and p.text in framed]
-
-
 def test_a_description_s_first_lines_before_its_first_paragraph_stay_with_their_term():
     # man2html: <DT><B>--config-test</B><DD>Exit after loading ...<P>If the exit code is 1 ...
     name = "privoxy-3.0-man-page.html"
@@ -177,15 +165,20 @@ def test_prose_set_in_one_pre_is_read_as_paragraphs_with_its_examples_as_code():
     assert not [p for p in passages if len(p.text) > 5000]
 
 
-def test_a_listing_in_a_pre_stays_one_example():
-    # Go's memory model page: a program listing is code, however long.
-    passages = read("golang-1.19-go_mem.html")
-    listings = [
-        " ".join("".join(pre.itertext()).split()) for pre in page("golang-1.19-go_mem.html").iter("pre")
-    ]
+@pytest.mark.parametrize(
+    "name",
+    [
+        "golang-1.19-go_mem.html",  # Go's memory model: program listings, however long
+        "privoxy-3.0-faq-misc.html",  # DocBook's screens: <TABLE CLASS="SCREEN"><TR><TD><PRE CLASS="SCREEN">
+    ],
+)
+def test_a_listing_in_a_pre_is_one_example_even_framed_by_a_table(name):
+    passages = read(name)
+    listings = [" ".join("".join(pre.itertext()).split()) for pre in page(name).iter("pre")]
     assert listings
     for text in listings:
         assert passage_with(passages, text).kind == "code"
+    assert not [p for p in passages if p.kind == "table-row" and p.text in listings]
 
 
 def test_a_heading_titling_a_box_heads_nothing_after_the_box():
