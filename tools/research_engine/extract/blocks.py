@@ -100,7 +100,7 @@ def html_blocks(root: Any) -> list[Block]:
         else:
             if tag == "br":
                 run.append(" ")
-            elif tag == "a" and el.get("href") is not None:  # (hidden links were skipped above)
+            elif tag == "a" and _is_link(el):  # (hidden links were skipped above)
                 linked += _word_count(el)
             if el.text:
                 run.append(el.text)
@@ -167,14 +167,16 @@ def _described_by(dt: Any) -> Any:
 
 
 def link_share(el: Any, text: str) -> float:
-    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words).
-    An `<a>` without `href` is no link but a place to link to (DocBook wraps each heading's words in
-    `<a name="...">`)."""
+    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words)."""
     n = len(WORD_RE.findall(text))
-    linked = sum(
-        _word_count(a) for a in el.iter("a") if a.get("href") is not None and a.get("aria-hidden") != "true"
-    )
+    linked = sum(_word_count(a) for a in el.iter("a") if _is_link(a) and a.get("aria-hidden") != "true")
     return min(1.0, linked / n) if n else 0.0
+
+
+def _is_link(a: Any) -> bool:
+    """An `<a>` with an `href`: one without is a place to link to, not a link (DocBook wraps each heading's
+    words in `<a name="...">`)."""
+    return a.get("href") is not None
 
 
 def _word_count(el: Any) -> int:

@@ -154,7 +154,6 @@ def _reads_as_prose(text: str) -> bool:
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < _PROSE_PRE_MIN_LINES:
         return False
-
     return sum(map(_sentence_line, lines)) >= _PROSE_LINE_SHARE * len(lines)
 
 

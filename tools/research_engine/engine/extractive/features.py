@@ -463,10 +463,18 @@ def asked_by_heading(c: SentenceCandidate) -> list[str]:
     specify the encryption passphrase programmatically?", an FAQ entry's title): the sentences under it
     answer it without repeating it ("The passphrase can be specified using the BORG_PASSPHRASE environment
     variable."), so they are read as being about what it asks. Terms the sentence has are not added twice."""
-    if not c.headings or not c.headings[-1].rstrip().endswith("?"):
+    asked = _heading_question_terms(c.headings[-1]) if c.headings else ()
+    if not asked:
         return []
     own = set(c.terms)
-    return [t for t in dict.fromkeys(tokens(c.headings[-1])) if t not in own]
+    return [t for t in asked if t not in own]
+
+
+@lru_cache(maxsize=4096)
+def _heading_question_terms(heading: str) -> tuple[str, ...]:
+    """The terms of `heading` when it asks a question, once each; none when it states (cached: the
+    candidates of one section, scored and then checked by the subject rules, share their heading)."""
+    return tuple(dict.fromkeys(tokens(heading))) if heading.rstrip().endswith("?") else ()
 
 
 def _relative(scores: list[float]) -> list[float]:
