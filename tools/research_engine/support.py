@@ -119,6 +119,7 @@ class Held:
         negation.Cue
     ]  # negations a verb states ("avoiding reloads"): they agree with a sentence's "not"
     affirmed: set[str]  # stems stated outside every negation
+    affirmed_clauses: list[frozenset[str]]  # the same, clause by clause (what a clause states together)
     affirmed_words: set[str]  # the same words as written
     strong: set[str]
     frames: dict[tuple[str, str], set[str]]  # a content word's neighbours -> the words between them
@@ -149,6 +150,7 @@ class Held:
             cues=cues,
             implied=[c for c in negation.cues(tokens, None, NEGATING_VERBS) if c.kind == "neg"],
             affirmed=word_stems(t for i, t in enumerate(tokens) if i not in covered),
+            affirmed_clauses=negation.affirmed_clauses(tokens, covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
             | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
@@ -172,6 +174,7 @@ class Held:
             cues=list(dict.fromkeys(self.cues + other.cues)),
             implied=self.implied + other.implied,
             affirmed=self.affirmed | other.affirmed,
+            affirmed_clauses=self.affirmed_clauses + other.affirmed_clauses,
             affirmed_words=self.affirmed_words | other.affirmed_words,
             strong=self.strong | other.strong,
             frames={
@@ -517,6 +520,7 @@ class Judge:
         faults += opposites.antonyms(
             tokens, negated, sentence_stems, held.stems, held.affirmed, held.around, held.tokens
         )
+        faults += opposites.quantities(tokens, negated, held.tokens)
         faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
         faults += opposites.reordered(tokens, held.stems, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an "only"'s condition opens
+COORDINATING_NEGATIONS = frozenset({"neither", "nor"})
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 
@@ -184,14 +185,33 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             continue
         if cue.otherwise:  # "otherwise the files are not processed": "so that they are processed" agrees
             continue
-        if cue.scope[0] in held.affirmed and not any(
-            w in sentence_stems and w not in held.affirmed for w in cue.scope[1:]
-        ):  # the claims state the predicate elsewhere, and the sentence puts nothing of the negated on it
-            continue
+        stated = {cue.scope[0]}
+        if cue.word not in COORDINATING_NEGATIONS:  # "neither move nor mutate": each on its own
+            stated.update(w for w in cue.scope[1:] if w in sentence_stems)
+        if any(stated <= clause for clause in held.affirmed_clauses):
+            continue  # the claims state the predicate plainly elsewhere, with what the sentence puts on it
         if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
             c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine
         ):
             out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
+    return out
+
+
+def affirmed_clauses(tokens: list[str], covered: set[int]) -> list[frozenset[str]]:
+    """The stems each clause of a text states outside every negation ("enable and disable autoescaping per
+    template" affirms "enable", but not "enabled by default" where another clause reads "not yet enabled by
+    default")."""
+    out: list[frozenset[str]] = []
+    clause: set[str] = set()
+    for i, token in enumerate(tokens):
+        if not token[0].isalnum() or token in BOUNDARY_WORDS:
+            if clause:
+                out.append(frozenset(clause))
+            clause = set()
+        elif i not in covered and token not in SCOPE_SKIP:
+            clause.add(stem(token))
+    if clause:
+        out.append(frozenset(clause))
     return out
 
 

@@ -16,6 +16,7 @@ from research_engine.support_words import (
     BOUNDARY_WORDS,
     DIRECTION_WORDS,
     ORDER_WORDS,
+    QUANTITY_GROUPS,
     STOP,
     antonym_stems,
     negative_forms,
@@ -103,6 +104,32 @@ def _converse(tokens: list[str], at: int, held_tokens: list[str], opposite: str)
             if (left & held_right) - held_left and (right & held_left) - held_right:
                 return True
     return False
+
+
+def quantities(tokens: list[str], negated: set[int], held_tokens: list[str]) -> list[str]:
+    """One where the claims say more than one of the same thing, or the other way round: a quantity word
+    whose next content word follows a word of the other group in a claim and never one of its own ("spans
+    several path segments" for "only one path segment"), unless the sentence says the other too of it."""
+
+    def counted(words: list[str], skip: set[int]) -> list[tuple[int, str, set[str]]]:
+        return [
+            (group, word, beside(words, i, 1, (1,)))
+            for i, word in enumerate(words)
+            if i not in skip
+            for group in (0, 1)
+            if word in QUANTITY_GROUPS[group]
+        ]
+
+    theirs = counted(held_tokens, set())
+    mine = counted(tokens, negated)
+    out = []
+    for group, word, after in mine:
+        if not after or any(g == group and after & a for g, _, a in theirs):
+            continue
+        other = [w for g, w, a in theirs if g != group and after & a]
+        if other and not any(g != group and after & a for g, _, a in mine):
+            out.append(f"{word} (the claim: {other[0]})")
+    return out
 
 
 def negatives(

@@ -237,6 +237,9 @@ DIRECTION_PAIRS = (
 )  # fmt: skip
 
 DIRECTION_WORDS = frozenset(w for pair in DIRECTION_PAIRS for w in pair)
+# One against more than one, said of the same thing ("several callbacks" where a claim allows "a single
+# callback"): WordNet pairs only "single" and "multiple".
+QUANTITY_GROUPS = (frozenset({"several", "multiple", "many"}), frozenset({"single", "one"}))
 
 
 def antonym_stems(word_stem: str) -> frozenset[str]:

@@ -338,3 +338,39 @@ def test_a_term_inside_an_identifier_is_not_the_term_written():
     assert failed.kind == "name" and "tls (the claim: ssl)" in failed.faults[0].words
     assert _ok(judge, "The pg_stat_ssl view has one row per backend or WAL sender process, showing "
                "statistics about SSL usage on this connection [CLM-01].")  # fmt: skip
+
+
+def test_a_claims_negated_phrase_is_not_affirmed_by_its_words_in_separate_clauses():
+    claims = {
+        # sqlite3-doc: rbu.html; postgresql-doc-15: the default of a setting
+        "CLM-01": "The RBU extension is not enabled by default. To enable it, compile the amalgamation with "
+        "the SQLITE_ENABLE_RBU compile-time option.",
+        "CLM-02": "The default is on.",
+    }
+    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, "")
+
+    def ok(text: str) -> bool:
+        return all(s.ok for s in judge.block(text, 1))
+
+    # "enable" and "default" are each stated plainly, but never together: "enabled by default" is negated
+    assert not ok("The RBU extension is enabled by default [CLM-01][CLM-02].")
+    assert ok(
+        "The RBU extension is not enabled by default; compile with SQLITE_ENABLE_RBU to enable it [CLM-01]."
+    )
+
+
+def test_one_where_the_claim_says_more_than_one_of_the_same_thing_is_a_contradiction():
+    claims = {
+        # postgresql-doc-15: ddl-constraints.html; sqlite3-doc: wal.html
+        "CLM-01": "A table can have at most one primary key.",
+        "CLM-02": "A single WAL can and usually does record multiple transactions.",
+    }
+    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, "")
+
+    def ok(text: str) -> bool:
+        return all(s.ok for s in judge.block(text, 1))
+
+    assert not ok("A table can have several primary keys [CLM-01].")
+    assert ok("A table can have at most a single primary key [CLM-01].")
+    assert not ok("A single WAL records only one transaction [CLM-02].")
+    assert ok("One WAL usually records several transactions [CLM-02].")
