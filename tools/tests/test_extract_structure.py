@@ -427,3 +427,22 @@ def test_a_generators_stamp_is_no_passage_of_the_page(name):
 def test_the_stamped_pages_cover_texinfo_and_sphinx():
     assert {"zsh-5.9-introduction.html", "ffmpeg-5.1-ffmpeg-scaler.html"} <= set(STAMPED)  # texinfo
     assert "flask-2.2-config.html" in STAMPED  # Sphinx
+
+
+def test_a_one_page_texinfo_manual_keeps_its_chapters_as_headings_and_drops_its_node_bars():
+    # makeinfo's one-page HTML (GNU SASL's manual): each node opens with a bar "Next: <a>, Previous: <a>, Up:
+    # <a> [<a>Contents</a>][<a>Index</a>]", and a chapter's heading stands over a menu of its sections.
+    passages = read("gsasl-2.2-gsasl.html")
+    assert not [p for p in passages if re.match(r"(Next|Previous|Up): ", p.text)]
+    headings = {p.text: p.level for p in passages if p.kind == "heading"}
+    for chapter in ("2 Preparation", "3 Using the Library", "4 Properties"):
+        assert headings.get(chapter) == 2, chapter
+    assert headings.get("2.5.2 Standalone Autoconf test using Libtool") == 4
+    opening = passage_with(passages, "use of the library can be roughly modeled into the")
+    assert opening.heading_path == ("3 Using the Library",)
+    libtool = passage_with(passages, "can use the normal Autoconf tests to find Libgsasl")
+    assert libtool.heading_path == (
+        "2 Preparation",
+        "2.5 Autoconf tests",
+        "2.5.2 Standalone Autoconf test using Libtool",
+    )

@@ -78,7 +78,10 @@ def html_blocks(root: Any) -> list[Block]:
         text = clean("".join(run))
         run.clear()
         if text:
-            add("paragraph", text, container, share=min(1.0, linked / max(1, len(WORD_RE.findall(text)))))
+            share = min(1.0, linked / max(1, len(WORD_RE.findall(text))))
+            if 0 < share < 1 and _labels_only(container) and words(flat_text(container)) == words(text):
+                share = 1.0  # "Next: ..., Previous: ..., Up: ...": links and their labels
+            add("paragraph", text, container, share=share)
         linked = 0
 
     def walk(el: Any, container: Any) -> None:
@@ -167,10 +170,35 @@ def _described_by(dt: Any) -> Any:
 
 
 def link_share(el: Any, text: str) -> float:
-    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words)."""
+    """The share of `text`'s words that are the text of links inside `el` (marks such as "¶" are no words).
+    A bar of links whose other words only label them ("Next: ..., Previous: ..., Up: ... [Contents]", as
+    texinfo heads every node) is all navigation."""
     n = len(WORD_RE.findall(text))
-    linked = sum(_word_count(a) for a in el.iter("a") if _is_link(a) and a.get("aria-hidden") != "true")
+    links = [a for a in el.iter("a") if _is_link(a) and a.get("aria-hidden") != "true"]
+    linked = sum(_word_count(a) for a in links)
+    if links and linked < n and _labels_only(el):
+        return 1.0
     return min(1.0, linked / n) if n else 0.0
+
+
+# The words that label a link in a navigation bar.
+NAVIGATION_LABELS = frozenset({"next", "previous", "prev", "up", "top", "home", "contents", "index"})
+
+
+def _labels_only(el: Any) -> bool:
+    """Whether every word of `el` outside its links is a navigation label."""
+    outside: list[str] = []
+
+    def walk(node: Any) -> None:
+        outside.append(node.text or "")
+        for child in node:
+            if not (isinstance(child.tag, str) and child.tag == "a" and _is_link(child)):
+                walk(child)
+            outside.append(child.tail or "")
+
+    walk(el)
+    said = WORD_RE.findall(" ".join(outside).lower())
+    return bool(said) and all(w in NAVIGATION_LABELS for w in said)
 
 
 def _is_link(a: Any) -> bool:

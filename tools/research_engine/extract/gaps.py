@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, words
+from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, _labels_only, words
 from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
@@ -125,10 +125,16 @@ def _opening(blocks: list[Block], first: int) -> int:
 def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
     """Whether the block after a heading stays and stands in what follows the heading (`sections.following`):
     what the heading heads, not text further on past a form, a widget or the end of a box."""
-    if i + 1 >= len(blocks) or not (hits[i + 1] or back[i + 1]):
+    j = i + 1
+    while j < len(blocks) and blocks[j].link_share >= NAVIGATION_LINK_SHARE and blocks[j].kind != "heading":
+        j += 1  # a menu of the section's subsections, a "Next: ..., Up: ..." bar (texinfo): passed over
+    if j >= len(blocks) or not (hits[j] or back[j]):
         return False
+    nxt = blocks[j].element
+    if j > i + 1:  # past navigation: what stays lies in the heading's section
+        section = lone_wrapper(blocks[i].element).getparent()
+        return section is not None and section in nxt.iterancestors()
     after = following(blocks[i].element)
-    nxt = blocks[i + 1].element
     return after is not None and (nxt is after or after in nxt.iterancestors())
 
 
@@ -223,8 +229,13 @@ def _with_structure(
 
 
 def _is_navigation(b: Block | None) -> bool:
-    """A table row that is all links: a navigation bar or a menu ("[ << ] | [ < ] | [ Up ]")."""
-    return b is not None and b.kind == "table-row" and b.link_share >= NAVIGATION_LINK_SHARE
+    """A table row that is all links: a navigation bar or a menu ("[ << ] | [ < ] | [ Up ]"); or any block
+    of links with navigation labels only ("Next: ..., Previous: ..., Up: ...")."""
+    return (
+        b is not None
+        and b.link_share >= NAVIGATION_LINK_SHARE
+        and (b.kind == "table-row" or (b.element is not None and _labels_only(b.element)))
+    )
 
 
 def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:

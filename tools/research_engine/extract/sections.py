@@ -65,7 +65,10 @@ def box_titles_as_labels(blocks: list[Block], title: str | None = None) -> list[
                 continue  # a navigation bar is no text of the section (texinfo puts the next one's first)
             if later.kind == "heading" and (not later.level or not b.level or later.level <= b.level):
                 break  # the section ends here; the box with it or before it
-            if later.element is not box and box not in later.element.iterancestors():
+            outside = later.element is not box and box not in later.element.iterancestors()
+            if outside and later.kind == "heading":
+                break  # another section opens (its own heading at this level lost): no text goes on
+            if outside:
                 out[i] = Block("paragraph", b.text, b.element, linked=b.linked, figure=b.figure)
                 break
     return out
