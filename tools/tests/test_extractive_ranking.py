@@ -348,6 +348,26 @@ def test_a_follow_up_whose_pronoun_stands_for_the_situation_is_left_as_asked():
     assert not any("regarding that" in q for q in questions)
 
 
+def test_a_situation_enumerates_items_only_for_a_question_that_refers_back_to_them():
+    # What the asker did is context: no "What is close the editor?" or "What is open?" beside the question.
+    (question,) = _plan(
+        "After I close the editor and open the same file again, my earlier changes can no longer be undone. "
+        "How do I keep the undo history between editing sessions?"
+    )
+    assert question.startswith("How do I keep the undo history between editing sessions, given that after I")
+    # A question that names them only by a pronoun asks about the situation's items.
+    questions = _plan("PostgreSQL has json and jsonb types. What is the difference between them?")
+    assert "What is json?" in questions and "What is jsonb?" in questions
+
+
+def test_a_follow_up_to_what_is_going_wrong_asks_about_the_situation():
+    questions = _plan(
+        "Since I switched my login shell, scp to this machine fails with errors like 'message too long'. "
+        "What is going wrong, and how do I fix it?"
+    )
+    assert questions[1].startswith("How do I fix it, given that since I switched my login shell"), questions
+
+
 def test_a_themes_table_of_contents_label_is_no_term_of_the_paragraph_after_it():
     # Sphinx themes put "On this page" (a sidebar <h3>) before the body; the extraction keeps it as text.
     text = "Markdown is a lightweight markup language with a simplistic plain text formatting syntax."

@@ -489,6 +489,9 @@ def test_fragments_navigation_and_short_sentences_are_never_claims():
     assert not is_claim_sentence("Threads")
     assert not is_claim_sentence(" ".join(["word"] * 90) + ".")
     assert is_claim_sentence("Threads are useful when a program waits on the network for its replies.")
+    # a key or a placeholder in angle brackets is a word, not markup (Vim's help, manual pages' synopses)
+    assert is_claim_sentence("When this option is set, the <Tab> key inserts a series of spaces.")
+    assert not is_claim_sentence("Set it with a={b}; c=[d]; e=<f|g>; and h={i} in the file.")
 
 
 def test_repeated_padding_is_one_finding_and_ranks_below_the_answers():

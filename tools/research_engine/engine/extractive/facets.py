@@ -112,6 +112,9 @@ _EDGE_WORDS = frozenset(
         "is",
         "are",
         "be",
+        "has",
+        "have",
+        "had",
         "should",
         "could",
         "would",
@@ -220,7 +223,10 @@ def facets_of(objective: str) -> list[Facet]:
             # has none either, but asks about the first clause's topic: kept, and resolved below)
             continue
         facet = Facet(clause)
-        found = _enumeration(clause)
+        asked = _GIVEN_RE.sub("", clause)
+        found = _enumeration(asked)
+        if not found and asked != clause and _REFERS_BACK_RE.search(asked):
+            found = _enumeration(clause)  # "the difference between them, given that ... X and Y"
         if found:
             items, end = found
             facet.items = items
@@ -294,7 +300,9 @@ INSTRUCTION_RE = re.compile(
     r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
     re.IGNORECASE,
 )
-_DETERMINERS = frozenset("the a an my our your this these some when if it they there that".split())  # noqa: SIM905
+_DETERMINERS = frozenset(
+    "the a an my our your this these some when if it they there that since whenever although though".split()  # noqa: SIM905
+)
 
 
 def _of_each(clause: str) -> list[str]:
@@ -325,9 +333,10 @@ def _resolved(clause: str, first: Facet) -> str:
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
-    if PRONOUN_LED_RE.match(topic):
-        # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too;
-        # both stand for the situation, which each question carries already.
+    if PRONOUN_LED_RE.match(topic) or _HAPPENING_RE.match(topic):
+        # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too, or
+        # only that something happens ("What is going wrong, and how do I fix it?"); both stand for the
+        # situation, which each question carries already.
         return clause
     actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
     if actor:
@@ -369,6 +378,11 @@ _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes
     re.I,
 )
 _GIVEN_RE = re.compile(r",\s+given that .*$")
+# A topic that only says something happens: what happens is the situation's.
+_HAPPENING_RE = re.compile(r"^(?:going (?:wrong|on)|happening|wrong|the (?:problem|matter|cause))\b", re.I)
+# A question that names what its situation enumerates only by a pronoun ("the difference between them"): the
+# situation's "X and Y" are its items; otherwise they are context ("after I close Vim and open the file").
+_REFERS_BACK_RE = re.compile(r"\b(?:them|they|both|either|each|these|those)\b", re.IGNORECASE)
 # A topic that is only a pronoun's ("they mean", "that happen", "them back"): it names nothing of its own.
 PRONOUN_LED_RE = re.compile(r"^(?:it|its|they|them|their|this|that|these|those|ones)\b", re.IGNORECASE)
 _DETERMINER_RE = re.compile(r"^(?:a|an|the|my|our|your)$", re.IGNORECASE)

@@ -54,6 +54,7 @@ CODE_RE = re.compile(
 )
 TERMINAL_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 FRAGMENT_START_RE = re.compile(r"^(and|or|but|so|then|also)\b", re.IGNORECASE)
+PLACEHOLDER_RE = re.compile(r"<[A-Za-z][\w-]*>")
 _BOUNDARY_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+")
 
 
@@ -128,7 +129,8 @@ def is_claim_sentence(text: str) -> bool:
         return False  # headings, "... the following:" and cut-off fragments
     if CODE_RE.search(text) or BOILERPLATE_RE.search(text) or FRAGMENT_START_RE.match(text):
         return False
-    symbols = sum(text.count(c) for c in "{}[]=<>|;`\\")
+    # A key or placeholder in angle brackets ("the <Tab> key", "git add <pathspec>") reads as a word.
+    symbols = sum(PLACEHOLDER_RE.sub("", text).count(c) for c in "{}[]=<>|;`\\")
     return symbols / len(text) <= 0.03
 
 
