@@ -33,6 +33,10 @@ from research_engine.terms import fold, phrasal_compounds, synonyms
         ("Which TCP port does PostgreSQL listen on by default?", AnswerKind.NUMBER),
         ("What is the maximum length of an identifier in PostgreSQL?", AnswerKind.NUMBER),
         ("Which RFC defines SCRAM-SHA-256?", AnswerKind.IDENTIFIER),
+        ("What is the CVE number of the flaw fixed in 15.2?", AnswerKind.IDENTIFIER),
+        # an identifier's kind named, not asked for: a ticket is a thing here, RFC 7627 a name
+        ("Since which version do GnuTLS clients support TLS session tickets?", AnswerKind.VERSION),
+        ("Does PostgreSQL follow RFC 7677 for SCRAM?", AnswerKind.YES_NO),
         ("Which Memcached cache backend should I use with Django 3.2?", AnswerKind.NAME),
         ("What replaces default_app_config?", AnswerKind.NAME),
         # "which" and a noun before the verb picks one of a set of named things, whatever the noun

@@ -15,6 +15,7 @@ from research_engine.engine.extractive import (
     sentences,
     tokens,
 )
+from research_engine.engine.extractive.plan import plan_of
 from research_engine.engine.factory import make_model
 from research_engine.engine.helpers import already_claimed
 from research_engine.engine.models import (
@@ -94,6 +95,15 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
     already = model.decompose({**BRIEF, "objective": "How has asyncio's scheduling changed since 3.11?"})
     assert [p.angle for p in already] == ["entity"]
     assert any("in the last 18 months" in p.text for p in changing if p.angle == "time")
+    # the window says when, not what about: the time question is about the topic
+    (time_plan,) = [
+        p
+        for p in plan_of(
+            {**BRIEF, "objective": "How does asyncio schedule tasks, and should I still use it?"}
+        )
+        if p.angle == "time"
+    ]
+    assert "month" not in time_plan.focus and {"asyncio", "schedul", "task"} & time_plan.focus
     figures = model.decompose({"objective": "How large is Kenya's GDP?", "claim_types": ["quantitative"]})
     assert "time" in [p.angle for p in figures]  # a series has a trend
     for lookup in (

@@ -243,6 +243,9 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     out = []
     for i, (text, angle, focus) in enumerate(chosen):
         terms = question_terms(text)
+        if angle == Angle.TIME and not focus:
+            # "What changed in the last 5 years regarding X?" is about X; its window is no topic.
+            terms = terms - question_terms(_window(brief.get("recency"))) or terms
         own = (focus & terms if focus else set()) or (terms - common) or terms
         named = tuple(dict.fromkeys(item for item in items if item and item <= terms))
         out.append(PlannedQuestion(text, angle, _claim_type(angle, allowed, i, text), own, named))
