@@ -445,3 +445,23 @@ def test_a_sentence_under_a_question_heading_is_read_as_about_what_the_heading_a
         "SQLAlchemy resets the connection.", headings=("Why does SQLAlchemy issue so many ROLLBACKs?",)
     )
     assert features.tokens("SQLAlchemy")[0] not in features.asked_by_heading(own)
+
+
+def test_a_note_set_in_a_one_cell_table_row_is_prose_and_a_heading_number_is_no_version():
+    # DocBook XSL with admonition graphics: <table summary="Note"><tr><td><img alt="[Note]"></td><th>Note</th>
+    # </tr><tr><td><p>The meaning of != ...</p></td></tr></table>: the note reads as one cell of a table.
+    page = source("wireshark-4.0-ChWorkBuildDisplayFilterSection.html")
+    note = "The meaning of != (all not equal) was changed in Wireshark 3.6."
+    assert any(p.kind == "table-row" and note in p.text for p in page.passages)
+    assert any(c.text.startswith(note) for c in sentence_candidates([page]))
+    # "6.4.2. Comparing Values" is where the section stands in the guide, not a release it is about
+    heading = next(p.heading_path for p in page.passages if note in p.text)
+    assert heading[-1].startswith("6.4.2")
+    assert not {t for t in features.section_terms(heading) if t[0].isdigit()}
+    assert features.section_terms(("Django 3.2 release notes",)) >= {"django", "3.2"}
+    # nor is an address in the question a version it asks about
+    question = (
+        'Did the meaning of != change, given that my filter "ip.src != 10.0.0.5" matches other packets?'
+    )
+    view, _ = read_candidates({"objective": question}, {"id": "SQ-01", "text": question}, [page])
+    assert view is not None and "10.0.0.5" not in view.scope

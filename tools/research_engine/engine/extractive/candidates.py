@@ -211,7 +211,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             is_item = (passage.kind == "list-item" or len(one) == 1) and _is_statement(passage.text)
             listed = intro if is_item else None
             intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
-            if passage.kind == "table-row":
+            if passage.kind == "table-row" and " | " in passage.text:
                 # A reference table's row ("identifier length | 63 bytes | ...") is a finding, not prose: the
                 # whole row is one candidate, kept only where a lookup finds its answer in it.
                 position += 1

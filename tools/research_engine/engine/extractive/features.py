@@ -56,6 +56,9 @@ CORE_MIN_TERMS = 3
 PHRASE_WORDS = (3, 4)  # a phrase of the question: this many words, content words at both ends
 COORDINATION = frozenset({"and", "or", "between", "vs", "versus", "nor"})  # "json and jsonb": a list
 LONG_WORDS = 40  # a sentence this long has said what it says: the length feature tops out here
+IPV4_RE = re.compile(
+    r"(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"
+)  # an address, no version
 PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
 # A sentence that states its answer later ("... can be protected by following the steps below.")
 DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\s*[.:]$", re.I)
@@ -144,7 +147,8 @@ def question_view(
         subject = {t for t in subject if t in own} or subject
         if not subject - VACUOUS_TERMS:  # "What is going on, given that ...", "Which ones does ... look at"
             subject = (own - VACUOUS_TERMS) or (set(tokens(situation)) - VACUOUS_TERMS)
-    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t)} | set(PRODUCT_VERSION_RE.findall(question))
+    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t) and not IPV4_RE.fullmatch(t)}
+    scope |= set(PRODUCT_VERSION_RE.findall(question))
     ranking = [t for t in query if t not in scope] or query
     kind = expected_kind(question)
     procedure = kind == AnswerKind.PROCEDURE
@@ -199,8 +203,17 @@ def section_terms(headings: tuple[str, ...]) -> frozenset[str]:
     """The terms of the headings a sentence sits under, outermost first, identifier parts included: where
     a passage's heading path plugs in (today the candidate's nearest heading). An admonition's title
     ("Important", "Note") says nothing of the section's subject."""
-    named = (h for h in headings if not ADMONITION_RE.match(h) and not GENERIC_SECTION_RE.match(h))
+    named = (
+        SECTION_NUMBER_RE.sub("", h)
+        for h in headings
+        if not ADMONITION_RE.match(h) and not GENERIC_SECTION_RE.match(h)
+    )
     return frozenset(with_parts(tokens(" ".join(named))))
+
+
+# A heading's own number ("6.4.2. Comparing Values", "3.1 TLS Layers", "A.2 Use of ..."): where it stands in
+# the manual, no version it is about. A heading that is a version ("1.4.2", "2.0 (2021-05-01)") keeps it.
+SECTION_NUMBER_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Za-z])")
 
 
 @dataclass
