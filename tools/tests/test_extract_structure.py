@@ -165,6 +165,22 @@ def test_prose_set_in_one_pre_is_read_as_paragraphs_with_its_examples_as_code():
     assert not [p for p in passages if len(p.text) > 5000]
 
 
+def test_a_programs_help_in_a_pre_is_read_as_one_entry_per_option():
+    # editcap's --help: "Duplicate packet removal:" over "  -d                     remove packet if duplicate
+    # (window == 5)."; a long option's name runs into the column ("-S <strict adjustment> adjust ...").
+    passages = read("wireshark-4.0-AppToolseditcap.html")
+    assert passage_with(passages, "Duplicate packet removal:").kind == "paragraph"
+    option = passage_with(passages, "remove packet if duplicate (window == 5).")
+    assert (option.kind, option.term, option.text) == (
+        "entry",
+        "-d",
+        "-d remove packet if duplicate (window == 5).",
+    )
+    strict = passage_with(passages, "adjust timestamp of packets if necessary")
+    assert strict.term == "-S <strict adjustment>" and "strict chronological increasing order" in strict.text
+    assert not [p for p in passages if p.kind == "paragraph" and " -r keep the selected packets" in p.text]
+
+
 @pytest.mark.parametrize(
     "name",
     [

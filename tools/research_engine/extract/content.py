@@ -16,6 +16,7 @@ dropped (`_on_the_page`); blocks it dropped wrongly come back and its passages t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from copy import deepcopy
 from typing import Any
 
@@ -180,10 +181,67 @@ def _as_paragraphs(pre: Any) -> None:
         if indented and sum(map(_sentence_line, written)) < _PROSE_LINE_SHARE * len(written):
             put("pre", lines.strip("\n"))  # indented under the prose, and no sentences: an example
             continue
+        options = _option_list(written)
+        if options is not None:  # a program's --help: each option a definition, its wrapped lines joined
+            label, items = options
+            if label:
+                put("p", label)
+            dl = html.Element("dl")
+            for term, description in items:
+                dt, dd = html.Element("dt"), html.Element("dd")
+                dt.text = term
+                para = html.Element("p")
+                para.text = description
+                dd.append(para)
+                dl.extend([dt, dd])
+            div.append(dl)
+            continue
         for kind, text in text_chunks(lines):
             put({"heading": "h4", "list-item": "li"}.get(kind, "p"), text)
     div.tail = pre.tail
     pre.getparent().replace(pre, div)
+
+
+# An option of a program's help text: indented, a dash and a name, its description after two spaces or more
+# ("  -d                     remove packet if duplicate (window == 5).").
+_OPTION_LINE_RE = re.compile(
+    r"^(?P<indent>[ \t]+)(?P<term>-{1,2}[A-Za-z0-9?].*?)(?:[ \t]{2,}(?P<text>\S.*))?$"
+)
+
+
+def _option_list(lines: list[str]) -> tuple[str, list[tuple[str, str]]] | None:
+    """(label, [(option, description)]) when a block is a list of options, each line an option or the
+    wrapped continuation of one (indented further): "Duplicate packet removal:" over "--novlan  remove vlan
+    info ..." and "-d  remove packet if duplicate ...". None for anything else."""
+    label: list[str] = []
+    items: list[list[str]] = []
+    indent = -1
+    # Descriptions start in one column; a long option fills it to one space ("-S <strict adjustment> adjust").
+    starts = Counter(
+        m.start("text") for line in lines if (m := _OPTION_LINE_RE.match(line)) and m.group("text")
+    )
+    column = starts.most_common(1)[0][0] if starts else 0
+    for line in lines:
+        m = _OPTION_LINE_RE.match(line)
+        if m and (indent < 0 or len(m.group("indent")) <= indent):
+            indent = len(m.group("indent"))
+            term, text = m.group("term").strip(), (m.group("text") or "").strip()
+            cut = line.find(" ", column - 1) if column else -1
+            if not text and cut > 0:  # the first space from the column on ends a long option's name
+                term, text = line[:cut].strip(), line[cut:].strip()
+            items.append([term, text])
+        elif items and len(line) - len(line.lstrip()) > indent:
+            items[-1][1] = f"{items[-1][1]} {line.strip()}".strip()  # a wrapped description
+        elif not items:
+            label.append(line.strip())
+        else:
+            return None  # prose after the options: not a list of them
+    if len(items) < OPTION_LIST_MIN or any(not text for _, text in items):
+        return None
+    return " ".join(label), [(term, text) for term, text in items]
+
+
+OPTION_LIST_MIN = 2
 
 
 def _headed_sections(tree: Any) -> list[Any]:
