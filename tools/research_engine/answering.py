@@ -81,8 +81,8 @@ _NUMBER_Q = re.compile(
     r"(?:maximum|minimum|max|min)\b|default\s+(?:value|size|length|limit|number|port|timeout))",
     re.IGNORECASE,
 )
-# An identifier asked for ("Which PEP introduced ...", "the CVE number"), not one named ("TLS session tickets",
-# "Does it follow RFC 7627?").
+# An identifier asked for ("Which PEP introduced ...", "the CVE number"), not one named ("TLS session
+# tickets", "Does it follow RFC 7627?").
 _IDENTIFIER_Q = re.compile(
     r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:rfcs?|peps?|cves?|tickets?|issues?|bugs?)\b|"
     r"\b(?:rfc|pep|cve|ticket|issue|bug)\s+numbers?\b",

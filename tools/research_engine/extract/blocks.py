@@ -79,7 +79,7 @@ def html_blocks(root: Any) -> list[Block]:
         run.clear()
         if text:
             share = min(1.0, linked / max(1, len(WORD_RE.findall(text))))
-            if 0 < share < 1 and _labels_only(container) and words(flat_text(container)) == words(text):
+            if 0 < share < 1 and labels_only(container) and words(flat_text(container)) == words(text):
                 share = 1.0  # "Next: ..., Previous: ..., Up: ...": links and their labels
             add("paragraph", text, container, share=share)
         linked = 0
@@ -176,7 +176,7 @@ def link_share(el: Any, text: str) -> float:
     n = len(WORD_RE.findall(text))
     links = [a for a in el.iter("a") if _is_link(a) and a.get("aria-hidden") != "true"]
     linked = sum(_word_count(a) for a in links)
-    if links and linked < n and _labels_only(el):
+    if links and linked < n and labels_only(el):
         return 1.0
     return min(1.0, linked / n) if n else 0.0
 
@@ -185,7 +185,7 @@ def link_share(el: Any, text: str) -> float:
 NAVIGATION_LABELS = frozenset({"next", "previous", "prev", "up", "top", "home", "contents", "index"})
 
 
-def _labels_only(el: Any) -> bool:
+def labels_only(el: Any) -> bool:
     """Whether every word of `el` outside its links is a navigation label."""
     outside: list[str] = []
 

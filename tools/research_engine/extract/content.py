@@ -207,6 +207,7 @@ def _as_paragraphs(pre: Any) -> None:
 _OPTION_LINE_RE = re.compile(
     r"^(?P<indent>[ \t]+)(?P<term>-{1,2}[A-Za-z0-9?].*?)(?:[ \t]{2,}(?P<text>\S.*))?$"
 )
+OPTION_LIST_MIN = 2  # one option line alone is a sentence that starts with a dash, not a list
 
 
 def _option_list(lines: list[str]) -> tuple[str, list[tuple[str, str]]] | None:
@@ -239,9 +240,6 @@ def _option_list(lines: list[str]) -> tuple[str, list[tuple[str, str]]] | None:
     if len(items) < OPTION_LIST_MIN or any(not text for _, text in items):
         return None
     return " ".join(label), [(term, text) for term, text in items]
-
-
-OPTION_LIST_MIN = 2
 
 
 def _headed_sections(tree: Any) -> list[Any]:

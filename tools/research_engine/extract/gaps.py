@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, _labels_only, words
+from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, labels_only, words
 from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
@@ -234,7 +234,7 @@ def _is_navigation(b: Block | None) -> bool:
     return (
         b is not None
         and b.link_share >= NAVIGATION_LINK_SHARE
-        and (b.kind == "table-row" or (b.element is not None and _labels_only(b.element)))
+        and (b.kind == "table-row" or (b.element is not None and labels_only(b.element)))
     )
 
 
