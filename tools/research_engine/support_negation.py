@@ -180,6 +180,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         ):
             out.append(" ".join((cue.word, *cue.scope)))
     implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
+    sentence_clauses = affirmed_clauses(tokens, set())
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
             continue
@@ -187,7 +188,9 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             continue
         stated = {cue.scope[0]}
         if cue.word not in COORDINATING_NEGATIONS:  # "neither move nor mutate": each on its own
-            stated.update(w for w in cue.scope[1:] if w in sentence_stems)
+            # what the sentence puts on the predicate: the negated words in the clause that states it
+            said = next((c for c in sentence_clauses if cue.scope[0] in c), frozenset())
+            stated.update(w for w in cue.scope[1:] if w in said)
         if any(stated <= clause for clause in held.affirmed_clauses):
             continue  # the claims state the predicate plainly elsewhere, with what the sentence puts on it
         if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
