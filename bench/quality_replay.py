@@ -1,6 +1,7 @@
 """Replay the extractive model's sentence choice over runs the quality benchmark kept, and score it.
 
     .venv/bin/python bench/quality_replay.py RUNS_DIR [--devset FILE] [--set CORPUS ...] [--json OUT]
+                                              [--code DIR]
 
 For each objective whose run `bench/quality.py --runs-dir RUNS_DIR` kept, every sub-question's sources are
 read back from the trace (`retrieve/SQ-NN/SRC-NN.md`, as the engine reads them) and handed to the current
@@ -11,6 +12,11 @@ Retrieval is the kept run's, so the figures isolate sentence choice (minutes ins
 the baseline's own runs the replay of the baseline's code gives its end-to-end figures exactly (89/148,
 217/325, 18/37 on `quality-20261126-rank-base.json`). Verification is assumed to pass (claims are verbatim),
 and a re-research cycle the new choice would have asked for is not replayed: the end-to-end run decides.
+A replay keeps the run's recorded sub-questions: after a change to the plan (`plan_of`), the objectives whose
+sub-questions it changes are measured end to end, not here.
+
+`--code DIR` imports `research_engine` from DIR (another worktree's `tools/`) instead of this checkout's, to
+replay two codes over the same runs; PYTHONPATH does not choose it, this checkout's `tools/` comes first.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+# --code is read before the imports below, which take research_engine from it.
+_code = argparse.ArgumentParser(add_help=False)
+_code.add_argument("--code", type=Path)
+sys.path.insert(0, str((_code.parse_known_args()[0].code or ROOT / "tools").resolve()))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from quality import load_devset  # noqa: E402
@@ -80,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--devset", type=Path, default=ROOT / "bench" / "quality_devset.yaml")
     parser.add_argument("--set", action="append", default=[], dest="sets", metavar="CORPUS")
     parser.add_argument("--json", type=Path, dest="json_out", help="write the rows here")
+    parser.add_argument("--code", type=Path, help="import research_engine from this folder (default: tools/)")
     args = parser.parse_args(argv)
     _, objectives, _ = load_devset(args.devset)
     model = ExtractiveModel()
