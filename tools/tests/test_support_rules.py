@@ -24,8 +24,8 @@ CLAIMS = {
 }
 
 
-def passes(text: str) -> bool:
-    judge = support.Judge({c: {"id": c, "text": t} for c, t in CLAIMS.items()}, "")
+def passes(text: str, claims: dict[str, str] = CLAIMS) -> bool:
+    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, "")
     return all(s.ok for s in judge.block(text, 1))
 
 
@@ -347,15 +347,11 @@ def test_a_claims_negated_phrase_is_not_affirmed_by_its_words_in_separate_clause
         "the SQLITE_ENABLE_RBU compile-time option.",
         "CLM-02": "The default is on.",
     }
-    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, "")
-
-    def ok(text: str) -> bool:
-        return all(s.ok for s in judge.block(text, 1))
-
     # "enable" and "default" are each stated plainly, but never together: "enabled by default" is negated
-    assert not ok("The RBU extension is enabled by default [CLM-01][CLM-02].")
-    assert ok(
-        "The RBU extension is not enabled by default; compile with SQLITE_ENABLE_RBU to enable it [CLM-01]."
+    assert not passes("The RBU extension is enabled by default [CLM-01][CLM-02].", claims)
+    assert passes(
+        "The RBU extension is not enabled by default; compile with SQLITE_ENABLE_RBU to enable it [CLM-01].",
+        claims,
     )
 
 
@@ -365,12 +361,7 @@ def test_one_where_the_claim_says_more_than_one_of_the_same_thing_is_a_contradic
         "CLM-01": "A table can have at most one primary key.",
         "CLM-02": "A single WAL can and usually does record multiple transactions.",
     }
-    judge = support.Judge({c: {"id": c, "text": t} for c, t in claims.items()}, "")
-
-    def ok(text: str) -> bool:
-        return all(s.ok for s in judge.block(text, 1))
-
-    assert not ok("A table can have several primary keys [CLM-01].")
-    assert ok("A table can have at most a single primary key [CLM-01].")
-    assert not ok("A single WAL records only one transaction [CLM-02].")
-    assert ok("One WAL usually records several transactions [CLM-02].")
+    assert not passes("A table can have several primary keys [CLM-01].", claims)
+    assert passes("A table can have at most a single primary key [CLM-01].", claims)
+    assert not passes("A single WAL records only one transaction [CLM-02].", claims)
+    assert passes("One WAL usually records several transactions [CLM-02].", claims)

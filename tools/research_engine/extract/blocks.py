@@ -27,6 +27,9 @@ _BLOCKS = HEADINGS | frozenset({
 })  # fmt: skip
 WORD_RE = re.compile(r"\w+")
 NAVIGATION_LINK_SHARE = 0.9  # a block this much link text is a navigation bar ("[ << ] | [ < ] | [ Up ]")
+# A block at least this much link text may be a bar of labelled links ("Next: X, Previous: Y, Up: Z"): only
+# then are its other words read, so a paragraph with a link or two is not walked again.
+LABELLED_BAR_SHARE = 0.5
 
 
 @dataclass
@@ -79,7 +82,11 @@ def html_blocks(root: Any) -> list[Block]:
         run.clear()
         if text:
             share = min(1.0, linked / max(1, len(WORD_RE.findall(text))))
-            if 0 < share < 1 and labels_only(container) and words(flat_text(container)) == words(text):
+            if (
+                LABELLED_BAR_SHARE <= share < 1
+                and labels_only(container)
+                and words(flat_text(container)) == words(text)
+            ):
                 share = 1.0  # "Next: ..., Previous: ..., Up: ...": links and their labels
             add("paragraph", text, container, share=share)
         linked = 0
@@ -176,7 +183,7 @@ def link_share(el: Any, text: str) -> float:
     n = len(WORD_RE.findall(text))
     links = [a for a in el.iter("a") if _is_link(a) and a.get("aria-hidden") != "true"]
     linked = sum(_word_count(a) for a in links)
-    if links and linked < n and labels_only(el):
+    if links and LABELLED_BAR_SHARE * n <= linked < n and labels_only(el):
         return 1.0
     return min(1.0, linked / n) if n else 0.0
 

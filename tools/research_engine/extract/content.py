@@ -218,12 +218,10 @@ def _option_list(lines: list[str]) -> tuple[str, list[tuple[str, str]]] | None:
     items: list[list[str]] = []
     indent = -1
     # Descriptions start in one column; a long option fills it to one space ("-S <strict adjustment> adjust").
-    starts = Counter(
-        m.start("text") for line in lines if (m := _OPTION_LINE_RE.match(line)) and m.group("text")
-    )
+    matches = [(line, _OPTION_LINE_RE.match(line)) for line in lines]
+    starts = Counter(m.start("text") for _, m in matches if m and m.group("text"))
     column = starts.most_common(1)[0][0] if starts else 0
-    for line in lines:
-        m = _OPTION_LINE_RE.match(line)
+    for line, m in matches:
         if m and (indent < 0 or len(m.group("indent")) <= indent):
             indent = len(m.group("indent"))
             term, text = m.group("term").strip(), (m.group("text") or "").strip()
