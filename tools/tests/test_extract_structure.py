@@ -165,6 +165,25 @@ def test_prose_set_in_one_pre_is_read_as_paragraphs_with_its_examples_as_code():
     assert not [p for p in passages if len(p.text) > 5000]
 
 
+def test_the_lists_of_prose_set_in_a_pre_keep_their_items():
+    # "This switches on three very clever mechanisms:" over "1. Filetype detection. Whenever you start
+    # editing a file, ..."; "You can find them in several places:" over "- Some are always loaded, ...".
+    # trafilatura dropped every such list (its items bare, a paragraph after it).
+    passages = read("vim-9.0-usr_05.html")
+    item = passage_with(passages, "1. Filetype detection.")
+    assert (
+        "Whenever you start editing a file, Vim will try to figure out what kind of file this is."
+        in item.text
+    )
+    assert passage_with(passages, "3. Using indent files").text.endswith(
+        "See |:filetype-indent-on| and 'indentexpr'."
+    )
+    assert passage_with(passages, "2. Drop it in the right directory.")
+    assert passage_with(
+        passages, "- Download from the net. There is a large collection on http://www.vim.org."
+    )
+
+
 def test_a_programs_help_in_a_pre_is_read_as_one_entry_per_option():
     # editcap's --help: "Duplicate packet removal:" over "  -d                     remove packet if duplicate
     # (window == 5)."; a long option's name runs into the column ("-S <strict adjustment> adjust ...").

@@ -66,6 +66,30 @@ def test_a_sentence_introducing_a_one_line_example_carries_it():
     assert not any(t.startswith("<form") for t in texts)  # the example is no antecedent for "This ..."
 
 
+def test_a_sentence_broken_off_for_an_example_is_quoted_whole_and_never_in_half():
+    # DocBook and texinfo set an example inside a sentence as a display of its own: "Actually, the even more
+    # general syntax" / database.schema.table / "can be used too, but ...".
+    schemas = [c.text for c in sentence_candidates([source("postgresql-15-ddl-schemas.html")])]
+    assert (
+        "Actually, the even more general syntax database.schema.table can be used too, but at present this "
+        "is just for pro forma compliance with the SQL standard." in schemas
+    )
+    zsh = [c.text for c in sentence_candidates([source("zsh-5.9-conditional-expressions.html")])]
+    assert any(
+        t.startswith("For example, [[ -n file*(#qN) ]] produces status zero if and only if") for t in zsh
+    )
+    # Neither half is a candidate, nor the tail of a sentence that goes on past a second example.
+    for texts in (schemas, zsh):
+        assert not [
+            t
+            for t in texts
+            if t.startswith(("Actually, the even more general syntax", "For example,"))
+            and not t.endswith(".")
+        ]
+    dates = [c.text for c in sentence_candidates([source("postgresql-15-datatype-datetime.html")])]
+    assert not [t for t in dates if t.startswith("is a timestamp")]
+
+
 def test_a_sentence_saying_what_the_example_above_does_is_quoted_with_it():
     # "Above, any DBAPI connection ... will be invalidated and replaced": only the example before it names
     # the setting (pool_recycle=3600) a "how do I" asks for. The sentence stays a candidate alone too.

@@ -171,7 +171,21 @@ def _as_paragraphs(pre: Any) -> None:
     def put(tag: str, text: str) -> None:
         block = html.Element(tag)
         block.text = text
-        div.append(block)
+        if tag != "li":
+            div.append(block)
+            return
+        # An item joins the list just before it or starts one, its text a paragraph: trafilatura drops a
+        # list of bare items followed by a paragraph (Vim's "1. Another edit session is active ..."),
+        # not one whose items hold paragraphs.
+        block.text = None
+        paragraph = html.Element("p")
+        paragraph.text = text
+        block.append(paragraph)
+        last = div[-1] if len(div) else None
+        if last is None or last.tag != "ul":
+            last = html.Element("ul")
+            div.append(last)
+        last.append(block)
 
     for lines in re.split(r"\n\s*\n", "".join(pre.itertext())):
         if not re.search(r"\w", lines):

@@ -73,6 +73,9 @@ EXAMPLE_LABEL_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/-]+){2,
 EXAMPLE_NAME_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/.,-]+){1,7}")
 ANNOUNCES_RE = re.compile(r"^(?:examples?|usage|syntax|synopsis|output|results?|samples?|notes?|see)\b", re.I)
 LABELLED_EXAMPLE_MAX_WORDS = 30  # an example block under its own label: a few command lines
+# How a passage may end when its last sentence is finished (or leads into what follows): any other end
+# ("... add the line") breaks a sentence off.
+BROKEN_OFF_END_RE = re.compile(r"[.!?:;][\"'\u201d\u2019)\]]*$")
 CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
@@ -170,8 +173,9 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 _place_in_section(out[-len(shown_examples) :], section, [], "")
                 entry, intro = [], None
                 continue
+            continued = _continues_past_example(passages, p_index)
             if passage.kind in ("heading", "term") or (
-                passage.kind != "table-row" and TERM_RE.match(passage.text)
+                passage.kind != "table-row" and TERM_RE.match(passage.text) and not continued
             ):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
@@ -226,11 +230,13 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 first_new = len(out)
                 position += 1
                 text = passage.text[start:end]
+                if continued and n == len(spans) - 1:
+                    continue  # half a sentence: quoted whole, with the example, from the passage after it
                 if n == 0 and after_code and text[:1].islower():
                     # "subclass that uses ...": the rest of a sentence whose subject was code. When the
                     # sentence before the code led into it ("Assuming origin is your upstream, using: $ tig
                     # origin..HEAD will list what will be pushed"), the three are one quote.
-                    lead = _lead_into(passages, p_index)
+                    lead = _lead_into(passages, p_index, text)
                     if lead and len(f"{lead} {text}".split()) <= ANTECEDENT_MAX_WORDS:
                         out.append(
                             _candidate(
@@ -473,6 +479,8 @@ def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
     shown = passages[index + 1] if index + 1 < len(passages) else None
     if label.kind not in ("paragraph", "list-item") or not TERM_RE.match(label.text) or shown is None:
         return []
+    if _continues_past_example(passages, index):
+        return []  # no label: a sentence the example sits in
     # A label ("Copy commit ID to clipboard:", "Undo add") heads an example of a few lines; a short sentence
     # leading into code ("Use of these flags is roughly equivalent to:") a one-line example, as elsewhere.
     named = not ANNOUNCES_RE.match(label.text) and (
@@ -497,17 +505,40 @@ def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
     return quotes
 
 
-def _lead_into(passages: list[Passage], index: int) -> str:
-    """The sentence ending with a colon right before the one-line example above passage `index`, when that
-    passage goes on with the sentence the example sits in; else ""."""
+def _lead_into(passages: list[Passage], index: int, rest: str) -> str:
+    """The sentence right before the one-line example above passage `index`, when that passage goes on
+    with the sentence the example sits in (`rest`, its first sentence): one ending with a colon
+    ("Assuming origin is your upstream, using:"), or one broken off for the example ("Other source files
+    usually contain a line", "For example,"), whose words with `rest`'s read as a sentence; else ""."""
     if index < 2 or not _quotable_example(passages[index - 1].text):
         return ""
     before = passages[index - 2]
-    if before.kind not in ("paragraph", "list-item") or not before.text.endswith(":"):
+    if before.kind not in ("paragraph", "list-item"):
         return ""
     start, end = sentences(before.text)[-1]
     lead = before.text[start:end]
-    return lead if is_claim_sentence(lead[:-1] + ".") and not FOLLOWING_RE.search(lead) else ""
+    if before.text.endswith(":"):
+        return lead if is_claim_sentence(lead[:-1] + ".") and not FOLLOWING_RE.search(lead) else ""
+    broken_off = _continues_past_example(passages, index - 2) and not lead[:1].islower()  # no sentence's tail
+    return lead if broken_off and is_claim_sentence(f"{lead} {rest}") else ""
+
+
+def _continues_past_example(passages: list[Passage], index: int) -> bool:
+    """Passage `index` breaks off mid-sentence for a one-line example, and the passage after the example goes
+    on with the sentence ("Other source files usually contain a line" / "(declare (usual-integrations))" /
+    "near their beginning, which tells the compiler that ..."): GNU manuals set an example inside a
+    sentence as a display of its own."""
+    if index + 2 >= len(passages):
+        return False
+    broken, shown, rest = passages[index : index + 3]
+    return (
+        broken.kind in ("paragraph", "list-item")
+        and not BROKEN_OFF_END_RE.search(broken.text)
+        and _is_code(shown)
+        and _quotable_example(shown.text)
+        and rest.kind in ("paragraph", "list-item")
+        and rest.text[:1].islower()
+    )
 
 
 def _quotable_example(text: str, max_words: int = EXAMPLE_MAX_WORDS) -> bool:
