@@ -90,6 +90,22 @@ def test_a_sentence_broken_off_for_an_example_is_quoted_whole_and_never_in_half(
     assert not [t for t in dates if t.startswith("is a timestamp")]
 
 
+def test_a_numbered_examples_title_is_quoted_with_its_one_line_listing():
+    # DocBook XSL: "Example 4.2. Capturing all telnet traffic not from 10.0.0.5" over the capture filter.
+    texts = [c.text for c in sentence_candidates([source("wireshark-4.0-ChCapCaptureFilterSection.html")])]
+    assert (
+        "Example 4.2. Capturing all telnet traffic not from 10.0.0.5 tcp port 23 and not src host 10.0.0.5"
+        in texts
+    )
+    assert any(
+        t.startswith("Example 4.1. A capture filter for telnet") and t.endswith("host 10.0.0.5")
+        for t in texts
+    )
+    question = "Which capture filter records telnet traffic to and from one host only?"
+    claims = claims_for(question, question, "wireshark-4.0-ChCapCaptureFilterSection.html")
+    assert any("tcp port 23 and host 10.0.0.5" in t for t in claims), claims
+
+
 def test_a_sentence_saying_what_the_example_above_does_is_quoted_with_it():
     # "Above, any DBAPI connection ... will be invalidated and replaced": only the example before it names
     # the setting (pool_recycle=3600) a "how do I" asks for. The sentence stays a candidate alone too.

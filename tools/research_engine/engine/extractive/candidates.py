@@ -72,6 +72,9 @@ EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sente
 EXAMPLE_LABEL_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/-]+){2,4}:")
 EXAMPLE_NAME_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/.,-]+){1,7}")
 ANNOUNCES_RE = re.compile(r"^(?:examples?|usage|syntax|synopsis|output|results?|samples?|notes?|see)\b", re.I)
+# A numbered example's title (DocBook, Asciidoctor): "Example 4.1. A capture filter for telnet that captures
+# traffic to and from a particular host" over "tcp port 23 and host 10.0.0.5".
+EXAMPLE_TITLE_RE = re.compile(r"^Example\s+\d+(?:\.\d+)*\.?\s+(?:[^.!?]|[.!?](?=\S))+$")  # no sentence end
 LABELLED_EXAMPLE_MAX_WORDS = 30  # an example block under its own label: a few command lines
 # How a passage may end when its last sentence is finished (or leads into what follows): any other end
 # ("... add the line") breaks a sentence off.
@@ -477,15 +480,24 @@ def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
     is not a label over a short example."""
     label = passages[index]
     shown = passages[index + 1] if index + 1 < len(passages) else None
-    if label.kind not in ("paragraph", "list-item") or not TERM_RE.match(label.text) or shown is None:
+    titled = EXAMPLE_TITLE_RE.match(label.text) is not None  # "Example 4.1. A capture filter for telnet ..."
+    if (
+        label.kind not in ("paragraph", "list-item")
+        or not (titled or TERM_RE.match(label.text))
+        or shown is None
+    ):
         return []
     if _continues_past_example(passages, index):
         return []  # no label: a sentence the example sits in
     # A label ("Copy commit ID to clipboard:", "Undo add") heads an example of a few lines; a short sentence
     # leading into code ("Use of these flags is roughly equivalent to:") a one-line example, as elsewhere.
-    named = not ANNOUNCES_RE.match(label.text) and (
-        EXAMPLE_LABEL_RE.fullmatch(label.text) is not None
-        or (EXAMPLE_NAME_RE.fullmatch(label.text) is not None and not label.text.endswith(":"))
+    named = (
+        titled
+        or not ANNOUNCES_RE.match(label.text)
+        and (
+            EXAMPLE_LABEL_RE.fullmatch(label.text) is not None
+            or (EXAMPLE_NAME_RE.fullmatch(label.text) is not None and not label.text.endswith(":"))
+        )
     )
     if not (named or _introduces_example(label.text)) or not _is_code(shown):
         return []
