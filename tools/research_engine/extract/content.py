@@ -169,7 +169,7 @@ def _as_paragraphs(pre: Any) -> None:
     div = html.Element("div")
 
     def put(tag: str, text: str) -> None:
-        block = html.Element(tag)
+        block = html.Element("p" if tag == "li" else tag)
         block.text = text
         if tag != "li":
             div.append(block)
@@ -177,15 +177,11 @@ def _as_paragraphs(pre: Any) -> None:
         # An item joins the list just before it or starts one, its text a paragraph: trafilatura drops a
         # list of bare items followed by a paragraph (Vim's "1. Another edit session is active ..."),
         # not one whose items hold paragraphs.
-        block.text = None
-        paragraph = html.Element("p")
-        paragraph.text = text
-        block.append(paragraph)
-        last = div[-1] if len(div) else None
-        if last is None or last.tag != "ul":
-            last = html.Element("ul")
-            div.append(last)
-        last.append(block)
+        item = html.Element("li")
+        item.append(block)
+        if not len(div) or div[-1].tag != "ul":
+            div.append(html.Element("ul"))
+        div[-1].append(item)
 
     for lines in re.split(r"\n\s*\n", "".join(pre.itertext())):
         if not re.search(r"\w", lines):

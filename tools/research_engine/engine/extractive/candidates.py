@@ -491,9 +491,8 @@ def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
         return []  # no label: a sentence the example sits in
     # A label ("Copy commit ID to clipboard:", "Undo add") heads an example of a few lines; a short sentence
     # leading into code ("Use of these flags is roughly equivalent to:") a one-line example, as elsewhere.
-    named = (
-        titled
-        or not ANNOUNCES_RE.match(label.text)
+    named = titled or (
+        not ANNOUNCES_RE.match(label.text)
         and (
             EXAMPLE_LABEL_RE.fullmatch(label.text) is not None
             or (EXAMPLE_NAME_RE.fullmatch(label.text) is not None and not label.text.endswith(":"))
