@@ -13,7 +13,7 @@
   a candidate's title and snippet carry: none -> verdict hint "reject", all -> "choose",
   some -> no hint (the facts decide); API candidates (OpenAlex works, World Bank series)
   are judged the same way on their titles;
-- consolidate (`candidates`, `features`, `ranker`, `picking`, `series`): candidate sentences of
+- consolidate (`candidates`, `examples`, `features`, `ranker`, `picking`, `series`): candidate sentences of
   the fetched passages (fragments, code, navigation, headings filtered out by `text`), and the
   runs of text a reference page states a finding in (an entry's term with its lines, a
   sentence with its antecedents, a list item with the sentence announcing it, a table row);
@@ -36,7 +36,7 @@
   refused claims and what was left out.
 
 Modules, lowest first: `text` (words and sentences; the stop words are `terms.STOP_WORDS`),
-`plan`, `targets`, `candidates`, `features`, `ranker`, `picking` and `series`, `rendering`, and
+`plan`, `targets`, `examples`, `candidates`, `features`, `ranker`, `picking` and `series`, `rendering`, and
 `model` (`ExtractiveModel`, which ties them together). The model is stateless (a pure function
 of its inputs and the shipped weights): a resumed or replayed run makes exactly the same
 choices as an uninterrupted one. Nothing here does I/O but reading the weights, or can invent

@@ -5,9 +5,10 @@ sentence of its claim-bearing passages (fragments, code, navigation and headings
 runs of text in which reference documentation states a finding without one plain sentence: an entry's
 term with its lines, a pronoun-led sentence with the sentences back to the one naming what the pronoun
 stands for, a list item with the sentence announcing the list, a sentence with the one-line example it
-introduces, a table row whole. Each candidate knows its heading, its entry's head and rank, its page's
-title and whether the page is release notes; `picking` ranks them. Pure; every candidate is one run of
-a source's text (a passage break read as one space, as the verifier's normalized match reads it).
+introduces (`examples` says how an example joins its prose), a table row whole. Each candidate knows its
+heading, its entry's head and rank, its page's title and whether the page is release notes; `picking`
+ranks them. Pure; every candidate is one run of a source's text (a passage break read as one space, as
+the verifier's normalized match reads it).
 """
 
 from __future__ import annotations
@@ -16,12 +17,26 @@ import re
 from dataclasses import dataclass, field
 
 from research_engine.answering import entry_name, mechanisms_named, with_parts
-from research_engine.engine.extractive.text import TERMINAL_RE, is_claim_sentence, sentences, tokens
+from research_engine.engine.extractive.examples import (
+    continues_past_example,
+    introduces_example,
+    is_code,
+    labelled_examples,
+    lead_into,
+    quotable_example,
+)
+from research_engine.engine.extractive.text import (
+    ANTECEDENT_MAX_WORDS,
+    TERM_RE,
+    TERMINAL_RE,
+    is_claim_sentence,
+    sentences,
+    tokens,
+)
 from research_engine.engine.models import Passage, SourceText
 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
-TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 NAVIGATION_LABEL_RE = re.compile(
     r"^\s*(?:on this page|(?:table of )?contents|in this (?:article|section|page)|page contents|navigation|"
     r"quick search|previous topic|next topic|this page|related topics)\s*:?\s*$",
@@ -36,7 +51,6 @@ NAMING_HEADING_RE = re.compile(
 # A change's issue or pull-request numbers after a heading in words: "Type annotations for event handler
 # methods (#2931)", "Fix crash (GH #164, #170)": they name no thing the heading is the name of.
 ISSUE_REFS_RE = re.compile(r"\s*\((?:[A-Za-z]{1,4}\s*)?#\d+(?:,\s*(?:[A-Za-z]{1,4}\s*)?#\d+)*\)\s*$")
-FOLLOWING_RE = re.compile(r"\b(?:following|below)\b|\b(?:these|this|examples?)\W*:$", re.I)  # announces only
 LABEL_RE = re.compile(r"^\w[\w ]{0,20}:\s")  # "Default: 1209600": a labelled line of a reference entry
 ANAPHORA_RE = re.compile(
     r"\b(?:this|that|these|those|such)\s+(?:purpose|option|setting|value|method|mode|case|feature|function|"
@@ -61,25 +75,10 @@ CASES_RE = re.compile(  # a sentence summing up the cases its paragraph set out 
     r"^(?:in\s+(?:either|both|each|all|any|every)\s+(?:of\s+these\s+)?(?:case|cases|instance)|either\s+way)\b",
     re.IGNORECASE,
 )
-ANTECEDENT_MAX_WORDS = 90  # a pronoun-led sentence quoted with the ones back to its antecedent, at most
 ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term included) may quote it
 ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
-EXAMPLE_MAX_WORDS = 12  # a one-line example this short is quoted with the sentence introducing it
-# An example's label in an examples list: three to five plain words, capitalised, then a colon; or, as a
-# definition list's term over an example block, two to eight words and no colon ("Undo add").
-EXAMPLE_LABEL_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/-]+){2,4}:")
-EXAMPLE_NAME_RE = re.compile(r"[A-Z][a-z][\w'\u2019/-]*(?:\s+[\w'\u2019/.,-]+){1,7}")
-ANNOUNCES_RE = re.compile(r"^(?:examples?|usage|syntax|synopsis|output|results?|samples?|notes?|see)\b", re.I)
-# A numbered example's title (DocBook, Asciidoctor): "Example 4.1. A capture filter for telnet that captures
-# traffic to and from a particular host" over "tcp port 23 and host 10.0.0.5".
-EXAMPLE_TITLE_RE = re.compile(r"^Example\s+\d+(?:\.\d+)*\.?\s+(?:[^.!?]|[.!?](?=\S))+$")  # no sentence end
-LABELLED_EXAMPLE_MAX_WORDS = 30  # an example block under its own label: a few command lines
-# How a passage may end when its last sentence is finished (or leads into what follows): any other end
-# ("... add the line") breaks a sentence off.
-BROKEN_OFF_END_RE = re.compile(r"[.!?:;][\"'\u201d\u2019)\]]*$")
-CODE_MARK_SHARE = 0.08  # a line this dense in markup or operators is code, not prose
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
 ADMONITION_RE = re.compile(
@@ -154,7 +153,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         for p_index, passage in enumerate(passages):
             prior_kind = previous_kind
             after_code, previous_kind = previous_kind == "code", passage.kind
-            if passage.kind != "heading" and _is_code(passage):
+            if passage.kind != "heading" and is_code(passage):
                 entry, intro = [], None  # an example line the extraction kept as text heads nothing
                 continue
             if NAVIGATION_LABEL_RE.match(passage.text):
@@ -164,7 +163,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 continue
             if passage.kind == "heading":
                 section = _section_path(passage, section)
-            shown_examples = _labelled_examples(passages, p_index)
+            shown_examples = labelled_examples(passages, p_index)
             if shown_examples:
                 # An examples list's label and its example ("Copy commit ID to clipboard: bind generic 9
                 # @sh -c ..."; "Undo add $ git reset ..."), with what the page says of it after: a short
@@ -176,7 +175,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 _place_in_section(out[-len(shown_examples) :], section, [], "")
                 entry, intro = [], None
                 continue
-            continued = _continues_past_example(passages, p_index)
+            continued = continues_past_example(passages, p_index)
             if passage.kind in ("heading", "term") or (
                 passage.kind != "table-row" and TERM_RE.match(passage.text) and not continued
             ):
@@ -239,7 +238,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     # "subclass that uses ...": the rest of a sentence whose subject was code. When the
                     # sentence before the code led into it ("Assuming origin is your upstream, using: $ tig
                     # origin..HEAD will list what will be pushed"), the three are one quote.
-                    lead = _lead_into(passages, p_index, text)
+                    lead = lead_into(passages, p_index, text)
                     if lead and len(f"{lead} {text}".split()) <= ANTECEDENT_MAX_WORDS:
                         out.append(
                             _candidate(
@@ -258,8 +257,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 introduces_code = (
                     n == len(spans) - 1
                     and follows is not None
-                    and _is_code(follows)
-                    and _introduces_example(text)
+                    and is_code(follows)
+                    and introduces_example(text)
                 )
                 # A list item with no full stop ("Remove PUBLIC creation permission on the public schema
                 # (Noah Misch)") is a statement all the same: release notes and feature lists read so.
@@ -275,7 +274,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                     out.append(
                         _candidate(f"{listed} {passage.text[:end]}", source.ref, s_index, position, heading)
                     )
-                if n == len(spans) - 1 and passage.kind == "paragraph" and _introduces_example(text):
+                if n == len(spans) - 1 and passage.kind == "paragraph" and introduces_example(text):
                     intro = text
                 if (not is_claim_sentence(text) and not introduces_code and not item) or MANGLED_RE.search(
                     text
@@ -289,8 +288,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         and EXAMPLE_LEAD_RE.match(text)
                         and n == len(spans) - 1
                         and follows is not None
-                        and _is_code(follows)
-                        and _quotable_example(follows.text)
+                        and is_code(follows)
+                        and quotable_example(follows.text)
                         and is_claim_sentence(passage.text[spans[n - 1][0] : spans[n - 1][1]])
                     ):
                         # "... using the PRAGMA foreign_keys command. For example: sqlite> PRAGMA
@@ -341,7 +340,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                         # the sentence before it, it is a finding (both are candidates).
                         out.append(_candidate(joined, source.ref, s_index, position, heading))
                 shown_above = passages[p_index - 1].text if n == 0 and after_code and p_index else ""
-                if shown_above and EXAMPLE_BACK_RE.match(text) and _quotable_example(shown_above):
+                if shown_above and EXAMPLE_BACK_RE.match(text) and quotable_example(shown_above):
                     # "e = create_engine(..., pool_recycle=3600) Above, any DBAPI connection ...": the
                     # example with the sentence saying what it does (both are candidates).
                     out.append(
@@ -349,7 +348,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                             f"{shown_above} {text}", source.ref, s_index, position, heading, example=True
                         )
                     )
-                shown = introduces_code and follows is not None and _quotable_example(follows.text)
+                shown = introduces_code and follows is not None and quotable_example(follows.text)
                 if shown and follows is not None:
                     text = f"{text} {follows.text}"  # "..., e.g.: <form method="post">{% csrf_token %}"
                 out.append(_candidate(text, source.ref, s_index, position, heading, example=shown))
@@ -464,100 +463,6 @@ def _candidate(
     )
 
 
-def _is_code(passage: Passage) -> bool:
-    """A code block, or a one-line example the extraction kept as text (`<form method="post">{% csrf_token
-    %}`): no sentence end, and markup or operators in it."""
-    if passage.kind == "code":
-        return True
-    text = passage.text
-    marks = sum(text.count(c) for c in "{}<>=%@$;")
-    return not TERMINAL_RE.search(text) and marks >= 2 and marks / len(text) >= CODE_MARK_SHARE
-
-
-def _labelled_examples(passages: list[Passage], index: int) -> list[str]:
-    """The quotes an example's label at `index` heads: the label with the example block after it, and that
-    with the first sentence the page says of it next (a callout, a paragraph); none when passage `index`
-    is not a label over a short example."""
-    label = passages[index]
-    shown = passages[index + 1] if index + 1 < len(passages) else None
-    titled = EXAMPLE_TITLE_RE.match(label.text) is not None  # "Example 4.1. A capture filter for telnet ..."
-    if (
-        label.kind not in ("paragraph", "list-item")
-        or not (titled or TERM_RE.match(label.text))
-        or shown is None
-    ):
-        return []
-    if _continues_past_example(passages, index):
-        return []  # no label: a sentence the example sits in
-    # A label ("Copy commit ID to clipboard:", "Undo add") heads an example of a few lines; a short sentence
-    # leading into code ("Use of these flags is roughly equivalent to:") a one-line example, as elsewhere.
-    named = titled or (
-        not ANNOUNCES_RE.match(label.text)
-        and (
-            EXAMPLE_LABEL_RE.fullmatch(label.text) is not None
-            or (EXAMPLE_NAME_RE.fullmatch(label.text) is not None and not label.text.endswith(":"))
-        )
-    )
-    if not (named or _introduces_example(label.text)) or not _is_code(shown):
-        return []
-    if not _quotable_example(shown.text, LABELLED_EXAMPLE_MAX_WORDS if named else EXAMPLE_MAX_WORDS):
-        return []
-    quotes = [f"{label.text} {shown.text}"]
-    if not named:
-        return quotes
-    said = passages[index + 2] if index + 2 < len(passages) else None
-    if said is not None and said.kind in ("paragraph", "list-item"):
-        first = sentences(said.text)[:1]
-        sentence = said.text[first[0][0] : first[0][1]] if first else ""
-        if first and first[0][0] == 0 and is_claim_sentence(sentence):
-            whole = f"{quotes[0]} {sentence}"
-            if len(whole.split()) <= ANTECEDENT_MAX_WORDS:
-                quotes.append(whole)
-    return quotes
-
-
-def _lead_into(passages: list[Passage], index: int, rest: str) -> str:
-    """The sentence right before the one-line example above passage `index`, when that passage goes on
-    with the sentence the example sits in (`rest`, its first sentence): one ending with a colon
-    ("Assuming origin is your upstream, using:"), or one broken off for the example ("Other source files
-    usually contain a line", "For example,"), whose words with `rest`'s read as a sentence; else ""."""
-    if index < 2 or not _quotable_example(passages[index - 1].text):
-        return ""
-    before = passages[index - 2]
-    if before.kind not in ("paragraph", "list-item"):
-        return ""
-    start, end = sentences(before.text)[-1]
-    lead = before.text[start:end]
-    if before.text.endswith(":"):
-        return lead if is_claim_sentence(lead[:-1] + ".") and not FOLLOWING_RE.search(lead) else ""
-    broken_off = _continues_past_example(passages, index - 2) and not lead[:1].islower()  # no sentence's tail
-    return lead if broken_off and is_claim_sentence(f"{lead} {rest}") else ""
-
-
-def _continues_past_example(passages: list[Passage], index: int) -> bool:
-    """Passage `index` breaks off mid-sentence for a one-line example, and the passage after the example goes
-    on with the sentence ("Other source files usually contain a line" / "(declare (usual-integrations))" /
-    "near their beginning, which tells the compiler that ..."): GNU manuals set an example inside a
-    sentence as a display of its own."""
-    if index + 2 >= len(passages):
-        return False
-    broken, shown, rest = passages[index : index + 3]
-    return (
-        broken.kind in ("paragraph", "list-item")
-        and not BROKEN_OFF_END_RE.search(broken.text)
-        and _is_code(shown)
-        and _quotable_example(shown.text)
-        and rest.kind in ("paragraph", "list-item")
-        and rest.text[:1].islower()
-    )
-
-
-def _quotable_example(text: str, max_words: int = EXAMPLE_MAX_WORDS) -> bool:
-    """A one-line example short enough to quote after its sentence, with nothing in it that reads as a
-    sentence end (a prompt's "...", a "?" or "!")."""
-    return len(text.split()) <= max_words and not re.search(r"[.!?](?:\s|$)|\.\.\.", text)
-
-
 def _is_statement(text: str) -> bool:
     """A quotable sentence, or a line with no full stop that would be one with it."""
     return is_claim_sentence(text) or (
@@ -565,18 +470,6 @@ def _is_statement(text: str) -> bool:
         and not TERMINAL_RE.search(text)
         and not text.endswith(":")
         and is_claim_sentence(f"{text}.")
-    )
-
-
-def _introduces_example(sentence: str) -> bool:
-    """ "As a shortcut, you can use the login_required() decorator:" before a code block: how a thing is
-    done, stated in full; so is an example's short label in an examples list ("Copy commit ID to
-    clipboard:", "Display the list of stashes:"). "The following settings are available:" announces, it
-    does not state."""
-    return (
-        sentence.endswith(":")
-        and not FOLLOWING_RE.search(sentence)
-        and (is_claim_sentence(sentence[:-1] + ".") or EXAMPLE_LABEL_RE.fullmatch(sentence) is not None)
     )
 
 

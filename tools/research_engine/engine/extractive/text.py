@@ -52,6 +52,10 @@ BOILERPLATE_RE = re.compile(
 CODE_RE = re.compile(
     r"^\s*(\.\.\.|\$ |#!|import |from \S+ import |def |class \S+[:(])|>>>|==|->|\{\s*\}|;\s*$"
 )
+# A quote that joins sentences (a pronoun-led one back to its antecedent, an example with what it says) is at
+# most this long.
+ANTECEDENT_MAX_WORDS = 90
+TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 TERMINAL_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 FRAGMENT_START_RE = re.compile(r"^(and|or|but|so|then|also)\b", re.IGNORECASE)
 PLACEHOLDER_RE = re.compile(r"<[A-Za-z][\w-]*>")
