@@ -180,9 +180,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         ):
             out.append(" ".join((cue.word, *cue.scope)))
     implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
-    sentence_clauses = (
-        affirmed_clauses(tokens, set()) if held.cues else []
-    )  # read only against a claim's "not"
+    sentence_clauses = affirmed_clauses(tokens, set()) if held.cues else []  # only against a claim's "not"
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
             continue

@@ -27,6 +27,7 @@ from research_engine.engine.extractive.examples import (
 )
 from research_engine.engine.extractive.text import (
     ANTECEDENT_MAX_WORDS,
+    SECTION_NUMBER_RE,
     TERM_RE,
     TERMINAL_RE,
     is_claim_sentence,
@@ -42,7 +43,6 @@ NAVIGATION_LABEL_RE = re.compile(
     r"quick search|previous topic|next topic|this page|related topics)\s*:?\s*$",
     re.IGNORECASE,
 )
-SECTION_NUMBER_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+")  # "20.2.1 ", "F.3 "
 # A heading that names an option, setting or function: code punctuation, or an identifier's shape. A dash
 # between spaces joins words ("Disconnect Handling - Pessimistic"): it names nothing.
 NAMING_HEADING_RE = re.compile(

@@ -15,6 +15,7 @@ Pure functions of their text; no I/O.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -44,7 +45,7 @@ from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING
 from research_engine.engine.extractive.facets import situation_parts, situation_referent
 from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
 from research_engine.engine.extractive.targets import Target, plan_targets
-from research_engine.engine.extractive.text import about_the_page, tokens
+from research_engine.engine.extractive.text import SECTION_NUMBER_RE, about_the_page, tokens
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, synonyms, words
 
@@ -56,9 +57,6 @@ CORE_MIN_TERMS = 3
 PHRASE_WORDS = (3, 4)  # a phrase of the question: this many words, content words at both ends
 COORDINATION = frozenset({"and", "or", "between", "vs", "versus", "nor"})  # "json and jsonb": a list
 LONG_WORDS = 40  # a sentence this long has said what it says: the length feature tops out here
-IPV4_RE = re.compile(
-    r"(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"
-)  # an address, no version
 PRODUCT_VERSION_RE = re.compile(r"\b[A-Z][\w.+-]*[a-z][\w.+-]* (\d+(?:\.\d+)*)\b")  # "PostgreSQL 15": "15"
 # A sentence that states its answer later ("... can be protected by following the steps below.")
 DEFERS_RE = re.compile(r"\b(?:below|as follows|the following(?:\s+[\w-]+){0,3})\s*[.:]$", re.I)
@@ -147,7 +145,7 @@ def question_view(
         subject = {t for t in subject if t in own} or subject
         if not subject - VACUOUS_TERMS:  # "What is going on, given that ...", "Which ones does ... look at"
             subject = (own - VACUOUS_TERMS) or (set(tokens(situation)) - VACUOUS_TERMS)
-    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t) and not IPV4_RE.fullmatch(t)}
+    scope = {t for t in query if VERSION_TERM_RE.fullmatch(t) and not _is_address(t)}
     scope |= set(PRODUCT_VERSION_RE.findall(question))
     ranking = [t for t in query if t not in scope] or query
     kind = expected_kind(question)
@@ -211,9 +209,13 @@ def section_terms(headings: tuple[str, ...]) -> frozenset[str]:
     return frozenset(with_parts(tokens(" ".join(named))))
 
 
-# A heading's own number ("6.4.2. Comparing Values", "3.1 TLS Layers", "A.2 Use of ..."): where it stands in
-# the manual, no version it is about. A heading that is a version ("1.4.2", "2.0 (2021-05-01)") keeps it.
-SECTION_NUMBER_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Za-z])")
+def _is_address(term: str) -> bool:
+    """An IPv4 address ("10.0.0.5"): dotted numbers like a version, and no version."""
+    try:
+        ipaddress.IPv4Address(term)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass
