@@ -48,7 +48,7 @@ from quality_score import Objective, names, norm, url_page  # noqa: E402
 from research_engine import answering, decompose, retrieve  # noqa: E402
 from research_engine import brief as brief_mod  # noqa: E402
 from research_engine.engine.extractive.features import FEATURE_NAMES, FEATURES  # noqa: E402
-from research_engine.engine.extractive.model import PER_SOURCE_CAP  # noqa: E402
+from research_engine.engine.extractive.model import MAX_CLAIMS, PER_SOURCE_CAP  # noqa: E402
 from research_engine.engine.extractive.picking import Pick, choosable, choose, rank, read_candidates  # noqa: E402
 from research_engine.engine.extractive.ranker import WEIGHTS_FILE, Ranker  # noqa: E402
 from research_engine.engine.extractive.text import near_key  # noqa: E402
@@ -56,7 +56,6 @@ from research_engine.engine.models import SourceText  # noqa: E402
 from research_engine.trace import open_run  # noqa: E402
 
 CARD_FILE = WEIGHTS_FILE.with_suffix(".md")
-MAX_CLAIMS = 5  # the extractive model's defaults
 MARGINS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, float("inf"))
 L2_GRID = (1.0, 3.0)
 ON_PAGE_GRID = (0.0, 0.5, 1.0)  # the on-answer-page label's weight beside the facts' (one per group)

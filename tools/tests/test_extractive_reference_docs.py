@@ -176,6 +176,24 @@ def test_a_release_note_item_without_a_full_stop_is_a_statement():
     assert any("PUBLIC creation permission" in t or "pg_database_owner" in t for t in claims), claims
 
 
+def test_a_short_release_note_item_is_a_statement_and_a_short_caption_elsewhere_is_not():
+    # Release notes state a change in six words; elsewhere a six-word line is a heading or a caption.
+    notes = [c.text for c in sentence_candidates([source("postgresql-15-release-15.html")])]
+    assert "Increase hash_mem_multiplier default to 2.0 (Peter Geoghegan)" in notes
+    assert "Remove pg_dump's --no-synchronized-snapshots option (Tom Lane)" in notes
+    filter_page = source("wireshark-4.0-ChWorkBuildDisplayFilterSection.html")
+    filters = [c.text for c in sentence_candidates([filter_page])]
+    assert not any(t.startswith("Table 6.") for t in filters), filters
+
+
+def test_the_page_that_answers_may_give_every_claim_of_a_sub_question():
+    question = "What does PostgreSQL 15 change about the public schema, pg_dump and hash_mem_multiplier?"
+    brief = {"objective": question, "claim_types": ["technical"]}
+    sq = {"id": "SQ-01", "text": question, "angle": "entity"}
+    drafts = make_model("extractive").consolidate(brief, sq, [source("postgresql-15-release-15.html")], [])
+    assert len(drafts) == 5, [d.text for d in drafts]  # one source, no cap below the sub-question's five
+
+
 @pytest.mark.parametrize(
     "name",
     sorted(p.name for p in DOCS.glob("*.html")),

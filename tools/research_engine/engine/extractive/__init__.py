@@ -22,7 +22,7 @@
   ranking fitted on the labelled dev set (`ranker`, weights in `sentence_ranker.json`, card in
   `sentence_ranker.md`); answering sentences first, then `picking.RULES` say which become claims
   (about the subject, a whole answer for a lookup, no repeats, at most `max_claims` (five),
-  three per source, the fourth and fifth from pages the first three came from); for a
+  all from one source if it holds them, the fourth and fifth from pages the first three came from); for a
   quantitative sub-question, data-series points first (a World Bank passage such as
   "Japan, GDP (current US$), 2019: 5081769542379.77" is its own claim text and quote, so
   no number is ever reworded): per series the latest non-null point and, for the time

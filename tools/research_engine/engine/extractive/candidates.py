@@ -79,6 +79,9 @@ ENTRY_PASSAGES = 3  # a sentence this many passages below its entry's term (term
 ENTRY_SENTENCE_MIN_WORDS = 4  # a shorter sentence than a claim's minimum, quoted with its entry's term
 TABLE_ROW_WORDS = (3, 40)  # a table row is a candidate at this many words
 ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at this length
+# ... and on release notes at this length: they state each change as a short item ("Drop Python 2.7 and 3.4
+# support"); elsewhere a six-word line is a heading or a caption as often.
+CHANGE_ITEM_MIN_WORDS = 6
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
 ADMONITION_RE = re.compile(
@@ -214,7 +217,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
             # (extraction flattens some lists).
             one = sentences(passage.text)
-            is_item = (passage.kind == "list-item" or len(one) == 1) and _is_statement(passage.text)
+            is_item = passage.kind == "list-item" or len(one) == 1
+            is_item = is_item and _is_statement(passage.text, changelog)
             listed = intro if is_item else None
             intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
             if passage.kind == "table-row" and " | " in passage.text:
@@ -262,7 +266,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 )
                 # A list item with no full stop ("Remove PUBLIC creation permission on the public schema
                 # (Noah Misch)") is a statement all the same: release notes and feature lists read so.
-                item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text)
+                item = len(spans) == 1 and not is_claim_sentence(text) and _is_statement(text, changelog)
                 if (
                     listed
                     and len(f"{listed} {passage.text[:end]}".split()) <= ANTECEDENT_MAX_WORDS
@@ -463,10 +467,11 @@ def _candidate(
     )
 
 
-def _is_statement(text: str) -> bool:
-    """A quotable sentence, or a line with no full stop that would be one with it."""
+def _is_statement(text: str, changelog: bool = False) -> bool:
+    """A quotable sentence, or a line with no full stop that would be one with it (shorter on a `changelog`
+    page: a release note's item)."""
     return is_claim_sentence(text) or (
-        len(text.split()) >= ITEM_MIN_WORDS
+        len(text.split()) >= (CHANGE_ITEM_MIN_WORDS if changelog else ITEM_MIN_WORDS)
         and not TERMINAL_RE.search(text)
         and not text.endswith(":")
         and is_claim_sentence(f"{text}.")

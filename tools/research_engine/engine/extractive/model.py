@@ -30,16 +30,19 @@ from research_engine.engine.models import (
 )
 from research_engine.vocabulary import Angle, Verdict
 
-# Claims a sub-question takes from one source: chosen leave-one-set-out on the quality dev set (2, 3, 4 and 5
-# replayed over the same runs; 4 led in every fold, 5 tied it with more claims from one page).
-PER_SOURCE_CAP = 4
+MAX_CLAIMS = 5  # claims a sub-question takes
+# Claims a sub-question takes from one source: as many as it takes in all (`max_claims`), so the page that
+# answers may give every claim. Replayed over the kept runs (2026-11-28): dev 135, 137, 137 of 172 facts at
+# 3, 4, 5 with a higher on-answer-page share at 5 (73% against 72%); the held-out sets B-H, never used to
+# choose it, 102, 109, 114 of 261 (bench/results/quality-rank.md, tenth session).
+PER_SOURCE_CAP = MAX_CLAIMS
 
 
 class ExtractiveModel:
     """The embedded default: deterministic, no network, no key (see the package docstring)."""
 
     def __init__(
-        self, *, max_claims: int = 5, per_source_cap: int = PER_SOURCE_CAP, name: str = "extractive"
+        self, *, max_claims: int = MAX_CLAIMS, per_source_cap: int = PER_SOURCE_CAP, name: str = "extractive"
     ) -> None:
         self.name = name
         self.usage = Usage()
