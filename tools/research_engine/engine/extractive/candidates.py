@@ -217,8 +217,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
             # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
             # (extraction flattens some lists).
             one = sentences(passage.text)
-            is_item = passage.kind == "list-item" or len(one) == 1
-            is_item = is_item and _is_statement(passage.text, changelog)
+            listed_shape = passage.kind == "list-item" or len(one) == 1
+            is_item = listed_shape and _is_statement(passage.text, changelog)
             listed = intro if is_item else None
             intro = f"{intro} {passage.text}" if intro and is_item else None  # the list so far
             if passage.kind == "table-row" and " | " in passage.text:
