@@ -13,11 +13,12 @@ import pytest
 from test_extractive_reference_docs import source
 
 from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
-from research_engine.engine.extractive import facets, features, ranker, rendering
+from research_engine.engine.extractive import features, ranker, rendering
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.picking import RULES, Chosen, rank, read_candidates
 from research_engine.engine.extractive.plan import plan_of
 from research_engine.engine.extractive.rendering import answer_paragraph
+from research_engine.engine.extractive.situations import situation_referent
 from research_engine.engine.extractive.text import about_the_page, states_a_clause
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
@@ -304,16 +305,16 @@ def test_a_situation_is_context_and_the_question_is_about_what_it_leans_on():
     assert {"symbol", "link"} <= view.subject or {"symbolic", "link"} <= view.subject
     assert not view.subject & {"miss", "missing", "restor", "archiv"}
     # A question naming its own topic takes nothing from the situation.
-    assert facets.situation_referent("Which option sets the block size", "my tape drive rejects writes") == ""
+    assert situation_referent("Which option sets the block size", "my tape drive rejects writes") == ""
     # The asker as the situation's subject: the whole situation is what "that" means.
     situation = "I want the nightly job to stop whenever a test fails"
-    assert facets.situation_referent("Which flag does that", situation) == situation
-    assert facets.situation_referent("How do I silence them", "deprecation warnings appear in every log") == (
+    assert situation_referent("Which flag does that", situation) == situation
+    assert situation_referent("How do I silence them", "deprecation warnings appear in every log") == (
         "deprecation warnings"
     )
     # A bare name is the actor: "it" is what the situation says of it.
     situation = "cron sends a mail for every job it runs"
-    assert facets.situation_referent("How can I make it quieter", situation) == situation
+    assert situation_referent("How can I make it quieter", situation) == situation
 
 
 def test_a_question_that_names_nothing_in_its_situation_is_about_the_situation():

@@ -88,7 +88,7 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
     assert [p.angle for p in plans] == ["entity"]
     assert {p.claim_type for p in plans} <= {"technical", "factual"}
     changing = model.decompose(
-        {**BRIEF, "objective": "How does asyncio schedule tasks, and should I still use it?"}
+        {**BRIEF, "objective": "How does asyncio.gather() schedule tasks, and should I still use it?"}
     )
     assert [p.angle for p in changing] == ["entity", "entity", "time", "counter"]
     # A question that already asks what changed is its own time angle.
@@ -99,7 +99,7 @@ def test_decompose_adds_only_the_angles_the_brief_can_answer():
     (time_plan,) = [
         p
         for p in plan_of(
-            {**BRIEF, "objective": "How does asyncio schedule tasks, and should I still use it?"}
+            {**BRIEF, "objective": "How does asyncio.gather() schedule tasks, and should I still use it?"}
         )
         if p.angle == "time"
     ]
@@ -221,6 +221,102 @@ def test_follow_ups_and_differences_become_questions_that_carry_their_subject(ob
 def test_a_follow_up_reads_as_a_question_of_its_own(objective, questions):
     plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
     assert [p.text for p in plans][: len(questions)] == questions
+
+
+@pytest.mark.parametrize(
+    ("objective", "questions"),
+    [
+        # a scope the question opens with goes last; an item with its own article keeps its noun and article
+        (
+            "In Emacs, what is the difference between a buffer, a frame and a window pane?",
+            [
+                "What is a buffer in Emacs?",
+                "What is a frame in Emacs?",
+                "What is a window pane in Emacs?",
+                "What is the difference between a buffer, a frame and a window pane in Emacs?",
+            ],
+        ),
+        # items named in the plural are asked in the plural
+        (
+            "What is the difference between static routes and dynamic routes in BIRD?",
+            ["What are static routes in BIRD?", "What are dynamic routes in BIRD?"],
+        ),
+        # "that cache" is the cache the first clause names, with the words that name it
+        (
+            "When does nginx's proxy cache store a response, and when is that cache purged?",
+            [
+                "When does nginx's proxy cache store a response?",
+                "When is nginx's proxy cache purged?",
+            ],
+        ),
+        # a condition the question opens with goes last too
+        (
+            "After editing the crontab, do I have to restart cron?",
+            ["Do I have to restart cron after editing the crontab?"],
+        ),
+        # a follow-up whose subject is no phrase of the first clause's words is asked after that clause
+        (
+            "Which formats come built into Pandoc, and how do I add one?",
+            [
+                "Which formats come built into Pandoc?",
+                "Which formats come built into Pandoc, and how do I add one?",
+            ],
+        ),
+        # the situation's own "and <verb>" is no question, and its "it" is its own: "Why" is no topic
+        (
+            "A build like make -j8 works in bash, but in zsh it stops with an error and does not start at "
+            "all. Why, and what should I do instead?",
+            [
+                "Why, given that a build like make -j8 works in bash, but in zsh it stops with an error and "
+                "does not start at all?",
+                "What should I do instead, given that a build like make -j8 works in bash, but in zsh it "
+                "stops with an error and does not start at all?",
+            ],
+        ),
+    ],
+)
+def test_a_questions_items_scope_and_pointers_read_as_written(objective, questions):
+    plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
+    assert [p.text for p in plans][: len(questions)] == questions
+    assert len(plans) == len(questions) or "Why" not in plans[-1].text
+
+
+@pytest.mark.parametrize(
+    ("objective", "asked"),
+    [
+        (
+            "PostgreSQL has become much slower on my machine. What should I check first?",
+            "What should I check first",
+        ),
+        (
+            "Which themes come built into Sphinx, and how do I choose one?",
+            "Which themes come built into Sphinx",
+        ),
+        (
+            "In nginx, which cache key should I use when my URLs carry a session id?",
+            "Which cache key should I use when my URLs carry a session id in nginx",
+        ),
+    ],
+)
+def test_an_angle_question_names_a_topic_that_reads_as_one_or_quotes_the_question(objective, asked):
+    """The counter and time angles put the main facet's topic after "of" or "regarding": what is left of a
+    question once its opening is cut ("check first", "themes come built into Sphinx", "In nginx, which ...")
+    is no topic, so the angle question quotes the question instead and stays a sentence."""
+    plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
+    assert [p.text for p in plans if p.angle == "counter"] == [
+        f'What are the limitations and drawbacks for "{asked}"?'
+    ]
+    # ... while a topic that reads as one is named
+    weighed = make_model("extractive").decompose(
+        {**BRIEF, "objective": "Should I use md5 or scram-sha-256 password authentication in PostgreSQL?"}
+    )
+    (counter,) = [p.text for p in weighed if p.angle == "counter"]
+    assert counter.startswith("What are the limitations and drawbacks of md5 or scram-sha-256 password")
+    # ... and a question with nothing to ask of ("Why") gets no angle question
+    why = make_model("extractive").decompose(
+        {**BRIEF, "objective": "My build fails in zsh but works in bash. Why, and what should I do instead?"}
+    )
+    assert "counter" not in [p.angle for p in why]
 
 
 def test_a_follow_up_pronoun_stands_for_the_subject_not_what_is_said_of_it():

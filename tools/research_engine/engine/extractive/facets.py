@@ -2,10 +2,12 @@
 the questions, follow-ups carrying their subject, and each facet's topic as a phrase.
 
 Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration such as "threads,
-processes and asyncio", "between X and Y" or "X vs Y" kept as its items; "the maximum size of A and of B in
-C" one clause per thing; a situation, "tig takes a long time ...; what can I change ...?", the context of
-each question asked in it; a follow-up's pronoun, "how many ... does it allow", read as who or what the first
-clause asks of) and `Facet.phrase` / `as_object` (a facet's topic as the object of the plan's angle
+processes and asyncio", "between X and Y" or "X vs Y" kept as its items, an item with its own article whole
+("a tab page"); "the maximum size of A and of B in C" one clause per thing; a scope the question opens with,
+"In Vim, what is ...", put last; a situation, "tig takes a long time ...; what can I change ...?", the
+context of each question asked in it, never split into questions of its own; a follow-up's pronoun, "how
+many ... does it allow", read as who or what the first clause asks of, and its "that cache" as the first
+clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as the object of the plan's angle
 questions). Pure text; `plan` turns the facets into the sub-questions.
 """
 
@@ -24,6 +26,7 @@ _LIST_RE = re.compile(
 _VERSUS_RE = re.compile(
     rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
 )
+_ARTICLE_LED_RE = re.compile(r"^(?:a|an|the)\s", re.IGNORECASE)
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
 _OF_EACH_RE = re.compile(
     r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
@@ -83,61 +86,9 @@ _AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
 _AUXILIARY_START_RE = re.compile(rf"^{_AUX}\b", re.IGNORECASE)
 # Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
 _EDGE_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "for",
-        "in",
-        "on",
-        "to",
-        "with",
-        "of",
-        "when",
-        "at",
-        "by",
-        "from",
-        "between",
-        "among",
-        "into",
-        "about",
-        "over",
-        "under",
-        "versus",
-        "vs",
-        "and",
-        "or",
-        "than",
-        "as",
-        "is",
-        "are",
-        "be",
-        "has",
-        "have",
-        "had",
-        "should",
-        "could",
-        "would",
-        "can",
-        "do",
-        "does",
-        "how",
-        "what",
-        "why",
-        "which",
-        "who",
-        "where",
-        "whether",
-        "choose",
-        "choosing",
-        "select",
-        "decide",
-        "pick",
-        "compare",
-        "comparing",
-        "use",
-        "using",
-    ]
+    """a an the for in on to with of when at by from between among into about over under versus vs and or
+    than as is are be has have had should could would can do does how what why which who where whether
+    choose choosing select decide pick compare comparing use using""".split()  # noqa: SIM905
 )
 
 
@@ -202,6 +153,17 @@ def _enumeration(clause: str) -> tuple[list[str], int] | None:
             if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
                 continue  # "X and Y" alone is as often one thing ("research and development")
             end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
+            if _ARTICLE_LED_RE.match(raw[-1]):
+                # "a buffer, a window and a tab page", "a minor release and a major release": an item with
+                # its own article ends where its noun does, past the two words an item is matched with.
+                more = re.match(r"(?:\s+[a-z][\w-]*){1,2}", clause[end:])
+                said = more.group(0).split() if more else []
+                for word in said:
+                    if word in _EDGE_WORDS or word in STOP_WORDS:
+                        break
+                    items[-1] += f" {word}"
+                    end = clause.index(word, end) + len(word)
+                return items, end
             head = items[-1].split()
             if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
                 # "json and jsonb data types": "data" is the items' shared head, not part of the last one
@@ -217,7 +179,7 @@ def facets_of(objective: str) -> list[Facet]:
     text = _situation_as_context(" ".join(objective.split()))
     out: list[Facet] = []
     for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
-        clause = clause.strip(" ,.!?")
+        clause = _scope_last(clause.replace(_SITUATION_AND, " ").strip(" ,.!?"))
         if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
             # "when should each be used": no term of its own, the entities carry it ("how do I change it"
             # has none either, but asks about the first clause's topic: kept, and resolved below)
@@ -241,6 +203,7 @@ def facets_of(objective: str) -> list[Facet]:
     return out
 
 
+_QUESTION_WORDS = frozenset({"why", "how", "what", "when", "where", "which", "who", "whether"})
 _QUESTION_WORD_RE = re.compile(
     r"(?:how\s+(?:many|much|long|often)|what|which|whether|when|where|who)\b", re.I
 )
@@ -263,6 +226,29 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
+# A question that opens with its scope or its condition ("In Vim, what is the difference between ...", "After
+# editing the file, can I ..."): it goes last, where a question's scope stands ("... in Vim").
+_LEADING_SCOPE_RE = re.compile(
+    r"^(?P<prep>in|on|with|for|under|after|before|when|while|if|once|unless)\s+(?P<scope>[^,]{2,40}?),\s+"
+    r"(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _scope_last(clause: str) -> str:
+    m = _LEADING_SCOPE_RE.match(clause)
+    if m is None or not QUESTION_START_RE.match(m.group("rest")) or _GIVEN_RE.search(m.group("scope")):
+        return clause
+    rest, given = m.group("rest"), ""
+    situation = _GIVEN_RE.search(rest)
+    if situation:
+        rest, given = rest[: situation.start()], situation.group(0)
+    return f"{rest[0].upper()}{rest[1:]} {m.group('prep').lower()} {m.group('scope')}{given}"
+
+
+_SITUATION_AND = "\u2060"  # WORD JOINER: not a space, so no clause split falls inside a situation
+
+
 def _situation_as_context(text: str) -> str:
     """ "tig takes a long time to show the commit list; what can I change in its configuration to make it
     load faster?" asks the question, in the situation the statement before it sets: one question, "What
@@ -274,8 +260,10 @@ def _situation_as_context(text: str) -> str:
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
-    # One clause, so a later split on ";" cannot cut it.
+    # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
+    # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
     situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
+    situation = re.sub(r"\s+and\s+", f" and{_SITUATION_AND}", situation)
     first, _, rest = situation.partition(" ")
     # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
     if first != "I" and (first.lower() in _DETERMINERS or first.lower() in STOP_WORDS):
@@ -316,7 +304,43 @@ def _of_each(clause: str) -> list[str]:
 
 
 def _resolved(clause: str, first: Facet) -> str:
-    """`clause` with a pronoun standing for the first facet replaced by that facet's topic."""
+    """`clause` with a pronoun standing for the first facet replaced by that facet's topic; only in what the
+    clause asks: its situation ("..., given that in fish it prints ...") says its own "it"."""
+    given = _GIVEN_RE.search(clause)
+    if given:
+        return _resolved_asked(clause[: given.start()], first, situated=True) + given.group(0)
+    return _resolved_asked(clause, first)
+
+
+# "that analysis", "these options": a demonstrative and the noun it points back with.
+_POINTED_RE = re.compile(r"\b(?:that|this|these|those)\s+(?P<noun>[a-z][\w-]{2,})\b", re.IGNORECASE)
+_NAMING_RE = re.compile(r"[\w.+#'-]+", re.ASCII)
+
+
+def _pointed_back(clause: str, first: Facet) -> str | None:
+    """ "When is that cache purged?" after "When does nginx's proxy cache store ...": the demonstrative's noun
+    as the first clause names it, with the words before it up to a function word ("nginx's proxy cache")."""
+    m = _POINTED_RE.search(clause)
+    said = first.clause.split()
+    at = next((i for i, w in enumerate(said) if m and w.lower() == m.group("noun").lower()), None)
+    if m is None or at is None:
+        return None
+    start = at
+    while start > max(0, at - 3) and _names(said[start - 1]):
+        start -= 1
+    phrase = " ".join(said[start : at + 1]) if start < at else f"the {said[at]}"
+    return f"{clause[: m.start()]}{phrase}{clause[m.end() :]}"
+
+
+def _names(word: str) -> bool:
+    """A word that may be part of a thing's name: no punctuation around it, no function word."""
+    return _NAMING_RE.fullmatch(word) is not None and word.lower() not in STOP_WORDS | _EDGE_WORDS
+
+
+def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str:
+    pointed = _pointed_back(clause, first)
+    if pointed:
+        return pointed
     if _BARE_FOLLOW_UP_RE.match(clause) and _AUXILIARY_START_RE.match(first.clause):
         return f"{clause} {first.clause[0].lower()}{first.clause[1:]}"
     if _WHICH_ONE_RE.search(clause):
@@ -328,8 +352,16 @@ def _resolved(clause: str, first: Facet) -> str:
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
         own = tokens(clause)
-        if not set(own) & set(tokens(first.clause)) and len(own) <= 3 and not _OWN_SUBJECT_RE.search(clause):
+        if (
+            not set(own) & set(tokens(first.clause))
+            and len(own) <= 3
+            and not _OWN_SUBJECT_RE.search(clause)
+            and not situated  # "Is that a good idea, given that ...": its situation says whose
+            and first.phrase.lower() not in _QUESTION_WORDS  # "Why, and what should I do instead?"
+        ):
             # "What is the default behaviour?" after "How do I enable persistent connections": whose?
+            if _phrase_is_cut(first, first.phrase):
+                return _after_first(clause, first)
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
@@ -354,6 +386,8 @@ def _resolved(clause: str, first: Facet) -> str:
         topic = plural
         names = [n for n in _NAME_RE.findall(first.clause.split(" ", 1)[-1]) if n not in plural]
         clause = f"{clause} in {names[0]}" if names and names[0] not in clause else clause
+    elif _phrase_is_cut(first, topic):
+        return _after_first(clause, first)  # "upgrade to it" is no "upgrade to new in Privoxy 3.0.34"
 
     def swap(m: re.Match[str]) -> str:
         word = m.group(1).lower()
@@ -362,6 +396,20 @@ def _resolved(clause: str, first: Facet) -> str:
         return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+def _phrase_is_cut(first: Facet, topic: str) -> bool:
+    """Is `topic` what is left of the first question with its opening cut ("themes come built into MkDocs")?
+    Not when the asker opens it ("How do I enable X": X is a phrase), nor when `facets` built it."""
+    if first.items or topic != first.phrase or not QUESTION_START_RE.match(first.clause):
+        return False
+    return not _ASKER_WORD_RE.search(" ".join(first.clause.split()[:4])) and not reads_as_topic(topic)
+
+
+def _after_first(clause: str, first: Facet) -> str:
+    """A follow-up asked after the first clause, as the objective asked it: "Where does mkdocs build write the
+    site by default, and which setting changes that?", not "... changes that for mkdocs build write ..."."""
+    return f"{first.clause}, and {clause[0].lower()}{clause[1:]}"
 
 
 # "does it allow": "it" does something. Never after "is" or "has" ("is it supported" is done to it).
@@ -493,6 +541,8 @@ def as_object(facet: Facet) -> str:
         n += 1
     if n == 0 or n >= len(said) or not said[n].isalpha() or not said[n].islower():
         return facet.phrase
+    if said[n - 1].endswith("'s"):
+        return facet.phrase  # "Python's asyncio module schedule": the noun comes first, the verb later
     subject, verb, rest = " ".join(said[:n]), said[n], said[n + 1 :]
     aux = m.group("aux").lower()
     if aux == "does":
@@ -513,66 +563,38 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+# A topic that reads as the object of "of", "regarding" or "for" opens with an article, a possessive or a name
+# ("the Buffer() constructor", "diff's side-by-side output", "PostgreSQL 15", "md5 or scram-sha-256",
+# "default_app_config"); what is left of a question with its opening cut ("check first", "themes come built
+# into MkDocs", "Why", "I open a file, Vim shows ...", "In MIT Scheme, which ...") does not, and a question
+# built on it is not a sentence.
+_TOPIC_OPENING_RE = re.compile(
+    r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*"
+)
+_NOT_A_TOPIC_OPENING = frozenset(
+    """i we you my our your me us why how what when where which who whether in on at for with from to by
+    if once since""".split()  # noqa: SIM905
+)
+_ASKER_WORD_RE = re.compile(r"\b(?:I|me|my|we|us|our|you|your)\b")
+TOPIC_MAX_WORDS = 12
+
+
+def reads_as_topic(topic: str, *, built: bool = False) -> bool:
+    """Can `topic` be the object of "the limitations and drawbacks of", "what changed regarding" or a
+    follow-up's "for"? One
+    `facets` built (an indirect question, "how SQLite lets readers ... work"; an enumeration, "threads,
+    processes and asyncio for concurrent work") can; what is left of the question's own words must open as a
+    noun phrase does (`_TOPIC_OPENING_RE`), be one phrase (no comma, not the asker's own words) and be short
+    enough to read."""
+    if built:
+        return True
+    words = topic.split()
+    if not words or words[0].lower() in _NOT_A_TOPIC_OPENING or len(words) > TOPIC_MAX_WORDS:
+        return False
+    one_phrase = "," not in topic and not _ASKER_WORD_RE.search(topic)
+    return one_phrase and _TOPIC_OPENING_RE.match(topic) is not None
+
+
 def question_terms(question: str) -> set[str]:
     """A planned question's terms: "given", which joins a situation on ("..., given that ..."), is none."""
     return set(tokens(question.replace(", given that ", ", ")))
-
-
-def situation_parts(question: str) -> tuple[str, str]:
-    """A planned question and the situation it was asked in: "How can I get msgfmt to include them, given
-    that entries flagged as fuzzy are missing ..." -> ("How can I get msgfmt to include them", "entries
-    flagged as fuzzy are missing ..."); ("...", "") when it states none."""
-    asked, given, situation = question.partition(", given that ")
-    if not given:
-        return question, ""
-    return asked, situation.split(", given that ")[0].strip().rstrip(" ?")
-
-
-def situation_referent(asked: str, situation: str) -> str:
-    """What of the situation the asked clause leans on: nothing when it names its own topic; the
-    situation's subject ("entries flagged as fuzzy in my .po file" of "... are missing from the catalog")
-    when it says "them", "it" or "ones"; all of it when that subject is the asker ("I want the build to fail
-    ...; which option does that?") or its verb cannot be told."""
-    if not _LEANS_ON_RE.search(asked):
-        # "that" alone stands for the whole situation ("Which option does that?", "Why does that happen?");
-        # "that file" names its own topic.
-        return situation if _STANDS_FOR_ALL_RE.search(asked) else ""
-    said = situation.split()
-    if not said or said[0].lower() in _PERSONAL:
-        return situation
-    bare = [w.strip("\"',.;:()").lower() for w in said] + [""]
-    plural = [w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in bare]
-    verb_tests = (
-        lambda i: bare[i] in _FINITE,  # "are missing", "never show up"
-        lambda i: plural[i] and bare[i + 1] in _AFTER_VERB,  # "appears in two menus", "takes a long time"
-        lambda i: plural[i - 1] and not plural[i] and bare[i + 1] in _AFTER_VERB,  # "warnings appear in"
-    )
-    for is_verb in verb_tests:
-        found = next((i for i in range(1, len(said)) if is_verb(i)), None)
-        if found is not None:
-            subject = " ".join(said[:found])
-            # A bare name ("tig takes a long time to show the commit list") is the actor, not what the
-            # pronoun stands for ("make it load faster": the commit list): then all of the situation is.
-            return subject if len(tokens(subject)) >= 2 else situation
-    return situation
-
-
-# "the first one" is a noun's stand-in, "which ones" a reference.
-_LEANS_ON_RE = re.compile(
-    r"\b(?:it|its|they|them|their|these|those|(?:which|of the)\s+ones)\b", re.IGNORECASE
-)
-_STANDS_FOR_ALL_RE = re.compile(
-    r"\b(?:that|this)\s*$|\b(?:does|do|did|can|could|will|would|should|is|was)\s+(?:that|this)\b",
-    re.IGNORECASE,
-)
-_PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
-# A finite verb's tell-tales where no tagger is at hand: an auxiliary, modal or negation ("are missing",
-# "never show up") or a verb in -s before what a verb takes ("appears in two menus", "takes a long time").
-_FINITE = frozenset(
-    "is are was were be been has have had do does did don't doesn't didn't can cannot can't could will won't "  # noqa: SIM905
-    "would should may might must never always no longer still".split()
-)
-_AFTER_VERB = frozenset(
-    "a an the my our your its their this these those some no all every in on at to from for with by into "  # noqa: SIM905
-    "of up out down off over under about as after before when if".split()
-)

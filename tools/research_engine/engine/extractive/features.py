@@ -42,8 +42,8 @@ from research_engine.answering import (
     with_parts,
 )
 from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING_START_RE, SentenceCandidate
-from research_engine.engine.extractive.facets import situation_parts, situation_referent
 from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
+from research_engine.engine.extractive.situations import situation_parts, situation_referent
 from research_engine.engine.extractive.targets import Target, plan_targets
 from research_engine.engine.extractive.text import SECTION_NUMBER_RE, about_the_page, tokens
 from research_engine.ranking import idf_table

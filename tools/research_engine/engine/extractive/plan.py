@@ -21,11 +21,14 @@ from research_engine.engine.extractive.facets import (
     PRONOUN_LED_RE,
     QUESTION_START_RE,
     SCOPE_RE,
+    TOPIC_MAX_WORDS,
     Facet,
     as_object,
     facets_of,
     question_terms,
+    reads_as_topic,
 )
+from research_engine.engine.extractive.situations import situation_parts
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 from research_engine.vocabulary import Angle, ClaimType
@@ -95,6 +98,8 @@ _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, a
 # A topic that is only a pronoun's, at either end ("them back", "change it"): no counter-question can be asked
 # of it.
 _LEANS_BACK_RE = re.compile(rf"{PRONOUN_LED_RE.pattern}|\b(?:it|them|that|this|those)$", re.IGNORECASE)
+# An item named in the plural: a lowercase last word in -s, not -ss or -us ("capture filters", not "status").
+_PLURAL_ITEM_RE = re.compile(r"(?:^|\s)[a-z][a-z-]+[^su]s$")
 
 
 @dataclass
@@ -132,7 +137,12 @@ def _entity_question(facet: Facet, item: str, choice: bool) -> str:
     if choice or facet.tail.startswith(" for "):
         return f"When should {item} be used{facet.tail}?"  # a choice, or a purpose ("for money arithmetic")
     scope = SCOPE_RE.search(facet.tail)
-    return f"What is {item}{scope.group(0) if scope else ''}?"
+    # The item as the objective wrote it: with its indefinite article ("What is a tab page in Vim?"), and a
+    # plural as one ("What are capture filters?").
+    article = re.search(rf"\b(a|an)\s+{re.escape(item)}\b", facet.clause, re.IGNORECASE)
+    said = f"{article.group(1).lower()} {item}" if article else item
+    verb = "are" if not article and _PLURAL_ITEM_RE.search(item) else "is"
+    return f"What {verb} {said}{scope.group(0) if scope else ''}?"
 
 
 def _window(recency: str | None) -> str:
@@ -165,6 +175,22 @@ def common_terms(texts: list[str]) -> set[str]:
 def _item_focus(items: list[str]) -> set[str]:
     """The terms enumerated items are about; "Python's decimal" is about "decimal"."""
     return set(tokens(" ".join(re.sub(r"^\S+'s\s+", "", item) for item in items)))
+
+
+def _angle_objects(main: Facet, countered: str) -> tuple[str, str]:
+    """How the counter and time angles name the main facet's topic: "of X" and "regarding X" when X reads
+    as a topic (`facets.reads_as_topic`); else the main question itself, quoted ('for "What should I check
+    first"'), so the angle questions stay sentences and keep its words; ("", "") when the topic is only a
+    pronoun's ("them back") or the question cannot be quoted."""
+    if _LEANS_BACK_RE.search(countered):
+        return "", ""
+    if reads_as_topic(countered, built=countered != main.phrase or bool(main.items)):
+        return f"of {countered}", f"regarding {countered}"
+    asked = situation_parts(main.clause)[0].rstrip(" ?")
+    if len(asked.split()) > 2 * TOPIC_MAX_WORDS or '"' in asked or len(tokens(asked)) < 2:
+        return "", ""  # too long to quote, quoting a quote, or nothing to ask of ("Why")
+    quoted = f'for "{asked[0].upper()}{asked[1:]}"'
+    return quoted, quoted
 
 
 def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
@@ -204,11 +230,12 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)
-    if EVALUATIVE_RE.search(objective) and not _LEANS_BACK_RE.search(countered):
+    of, regarding = _angle_objects(main, countered)
+    if EVALUATIVE_RE.search(objective) and of:
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding; nor when the topic is a
         # pronoun's ("the limitations and drawbacks of them back" asks nothing).
-        extra.append((f"What are the limitations and drawbacks of {countered}?", Angle.COUNTER, phrase_focus))
+        extra.append((f"What are the limitations and drawbacks {of}?", Angle.COUNTER, phrase_focus))
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
     kept = [p for p in facet_plans if p[1] == Angle.SOURCE_TYPE][:1]
@@ -220,14 +247,14 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     kept.sort(key=facet_plans.index)
     if (
         time_wanted
-        and not _LEANS_BACK_RE.search(countered)
+        and regarding
         and not any(expected_kind(text) == AnswerKind.VERSION for text, _, _ in kept)
     ):
         # A facet that asks what changed or since which version is the time angle already.
         extra.insert(
             0,
             (
-                f"What changed{_window(brief.get('recency'))} regarding {countered}?",
+                f"What changed{_window(brief.get('recency'))} {regarding}?",
                 Angle.TIME,
                 phrase_focus,
             ),

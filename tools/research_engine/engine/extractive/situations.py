@@ -1,0 +1,70 @@
+"""A planned question's situation: `situation_parts` splits "..., given that <situation>" off what it asks,
+and `situation_referent` tells what of the situation the asked clause leans on ("them", "it", "that").
+`facets` writes the situation on (`facets._situation_as_context`); `features` reads it back to rank sentences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from research_engine.engine.extractive.text import tokens
+
+
+def situation_parts(question: str) -> tuple[str, str]:
+    """A planned question and the situation it was asked in: "How can I get msgfmt to include them, given
+    that entries flagged as fuzzy are missing ..." -> ("How can I get msgfmt to include them", "entries
+    flagged as fuzzy are missing ..."); ("...", "") when it states none."""
+    asked, given, situation = question.partition(", given that ")
+    if not given:
+        return question, ""
+    return asked, situation.split(", given that ")[0].strip().rstrip(" ?")
+
+
+def situation_referent(asked: str, situation: str) -> str:
+    """What of the situation the asked clause leans on: nothing when it names its own topic; the
+    situation's subject ("entries flagged as fuzzy in my .po file" of "... are missing from the catalog")
+    when it says "them", "it" or "ones"; all of it when that subject is the asker ("I want the build to fail
+    ...; which option does that?") or its verb cannot be told."""
+    if not _LEANS_ON_RE.search(asked):
+        # "that" alone stands for the whole situation ("Which option does that?", "Why does that happen?");
+        # "that file" names its own topic.
+        return situation if _STANDS_FOR_ALL_RE.search(asked) else ""
+    said = situation.split()
+    if not said or said[0].lower() in _PERSONAL:
+        return situation
+    bare = [w.strip("\"',.;:()").lower() for w in said] + [""]
+    plural = [w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in bare]
+    verb_tests = (
+        lambda i: bare[i] in _FINITE,  # "are missing", "never show up"
+        lambda i: plural[i] and bare[i + 1] in _AFTER_VERB,  # "appears in two menus", "takes a long time"
+        lambda i: plural[i - 1] and not plural[i] and bare[i + 1] in _AFTER_VERB,  # "warnings appear in"
+    )
+    for is_verb in verb_tests:
+        found = next((i for i in range(1, len(said)) if is_verb(i)), None)
+        if found is not None:
+            subject = " ".join(said[:found])
+            # A bare name ("tig takes a long time to show the commit list") is the actor, not what the
+            # pronoun stands for ("make it load faster": the commit list): then all of the situation is.
+            return subject if len(tokens(subject)) >= 2 else situation
+    return situation
+
+
+# "the first one" is a noun's stand-in, "which ones" a reference.
+_LEANS_ON_RE = re.compile(
+    r"\b(?:it|its|they|them|their|these|those|(?:which|of the)\s+ones)\b", re.IGNORECASE
+)
+_STANDS_FOR_ALL_RE = re.compile(
+    r"\b(?:that|this)\s*$|\b(?:does|do|did|can|could|will|would|should|is|was)\s+(?:that|this)\b",
+    re.IGNORECASE,
+)
+_PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
+# A finite verb's tell-tales where no tagger is at hand: an auxiliary, modal or negation ("are missing",
+# "never show up") or a verb in -s before what a verb takes ("appears in two menus", "takes a long time").
+_FINITE = frozenset(
+    "is are was were be been has have had do does did don't doesn't didn't can cannot can't could will won't "  # noqa: SIM905
+    "would should may might must never always no longer still".split()
+)
+_AFTER_VERB = frozenset(
+    "a an the my our your its their this these those some no all every in on at to from for with by into "  # noqa: SIM905
+    "of up out down off over under about as after before when if".split()
+)
