@@ -3,12 +3,12 @@ the questions, follow-ups carrying their subject, and each facet's topic as a ph
 
 Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration such as "threads,
 processes and asyncio", "between X and Y" or "X vs Y" kept as its items, an item with its own article whole
-("a tab page"); "the maximum size of A and of B in C" one clause per thing; a scope the question opens with,
-"In Vim, what is ...", put last; a situation, "tig takes a long time ...; what can I change ...?", the
-context of each question asked in it, never split into questions of its own; a follow-up's pronoun, "how
-many ... does it allow", read as who or what the first clause asks of, and its "that cache" as the first
-clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as the object of the plan's angle
-questions). Pure text; `plan` turns the facets into the sub-questions.
+("a tab page"); "the maximum size of A and of B in C" one clause per thing; a scope or condition the
+question opens with, "In Vim, what is ...", put last; a situation, "tig takes a long time ...; what can I
+change ...?", the context of each question asked in it, never split into questions of its own; a
+follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and its
+"that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as the
+object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
 """
 
 from __future__ import annotations
@@ -581,11 +581,10 @@ TOPIC_MAX_WORDS = 12
 
 def reads_as_topic(topic: str, *, built: bool = False) -> bool:
     """Can `topic` be the object of "the limitations and drawbacks of", "what changed regarding" or a
-    follow-up's "for"? One
-    `facets` built (an indirect question, "how SQLite lets readers ... work"; an enumeration, "threads,
-    processes and asyncio for concurrent work") can; what is left of the question's own words must open as a
-    noun phrase does (`_TOPIC_OPENING_RE`), be one phrase (no comma, not the asker's own words) and be short
-    enough to read."""
+    follow-up's "for"? One `facets` built (an indirect question, "how SQLite lets readers ... work"; an
+    enumeration, "threads, processes and asyncio for concurrent work") can; what is left of the question's
+    own words must open as a noun phrase does (`_TOPIC_OPENING_RE`), be one phrase (no comma, not the
+    asker's own words) and be short enough to read."""
     if built:
         return True
     words = topic.split()

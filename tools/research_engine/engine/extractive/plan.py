@@ -98,8 +98,9 @@ _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, a
 # A topic that is only a pronoun's, at either end ("them back", "change it"): no counter-question can be asked
 # of it.
 _LEANS_BACK_RE = re.compile(rf"{PRONOUN_LED_RE.pattern}|\b(?:it|them|that|this|those)$", re.IGNORECASE)
-# An item named in the plural: a lowercase last word in -s, not -ss or -us ("capture filters", not "status").
-_PLURAL_ITEM_RE = re.compile(r"(?:^|\s)[a-z][a-z-]+[^su]s$")
+# An item named in the plural: a lowercase last word in -s, not -ss, -is or -us ("capture filters", not
+# "status" or "analysis").
+_PLURAL_ITEM_RE = re.compile(r"(?:^|\s)[a-z][a-z-]+[^isu]s$")
 
 
 @dataclass
