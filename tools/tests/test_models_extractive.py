@@ -381,6 +381,25 @@ def test_queries_are_a_few_key_terms_plus_angle_words():
     assert model.queries(CONCURRENCY, threads, "source-type")[0].endswith("official documentation")
 
 
+def test_a_message_the_asker_quotes_is_searched_for_first():
+    """The words of a quoted message are what the documentation writes: they lead the query even when the
+    question's own words would fill it ("... flagged "Window Full". What does that flag mean?")."""
+    model = make_model("extractive")
+    brief = {
+        **BRIEF,
+        "objective": 'The log of a nightly rsync run is full of lines saying "partial transfer skipped". '
+        "What does that message mean, and is it a sign of a problem?",
+    }
+    for plan in model.decompose(brief):
+        sq = {"id": "SQ-01", "text": plan.text, "angle": plan.angle}
+        assert model.queries(brief, sq, "entity")[0].split()[:3] == ["partial", "transfer", "skipped"]
+    # a quote inside a word ("ge"andert") or a quote longer than a message is no search phrase
+    spelled = {**BRIEF, "objective": 'Why does my program print ge"andert instead of the real characters?'}
+    (plan,) = model.decompose(spelled)
+    query = model.queries(spelled, {"id": "SQ-01", "text": plan.text, "angle": "entity"}, "entity")[0]
+    assert query.split()[0] == "print"  # the question's own words, as without a quote
+
+
 def test_decomposed_sub_questions_are_accepted_by_the_ledger(locked_run):
     from research_engine import decompose
 

@@ -2,8 +2,9 @@
 
 Owns `Target` (a sub-question of the plan as the later stages see it: its terms, its
 focus, i.e. the subject terms it is about, and its angle's cue words), `target_for`
-and `plan_targets`, and the rules built on a target: `search_queries` (the focus
-terms first, up to eight words, plus the angle's words) and `judge_candidate` (which
+and `plan_targets`, and the rules built on a target: `search_queries` (the words of a
+message the objective quotes, then the focus terms, up to eight words, plus the angle's
+words) and `judge_candidate` (which
 subject words a candidate's title and snippet carry: none -> "reject", all ->
 "choose", some -> no hint). Pure: no memory of earlier calls, so resumed and
 replayed runs decide the same way.
@@ -102,11 +103,31 @@ def search_queries(brief: dict[str, Any], sq: dict[str, Any], angle: str) -> lis
     terms = key_terms(text, limit=12)
     focus = [t for t in terms if fold(t) in target.focus]
     rest = [t for t in terms if fold(t) not in target.focus]
-    base = " ".join((focus + rest)[:QUERY_TERMS])
+    quoted = _quoted_terms(str(brief.get("objective") or ""), text)
+    first: dict[str, str] = {}  # by fold, the first spelling: a quoted word goes first, once
+    for term in quoted + focus + rest:
+        first.setdefault(fold(term), term)
+    base = " ".join(list(first.values())[:QUERY_TERMS])
     extra = ANGLE_TERMS.get(angle or Angle.ENTITY, "")
     out = [f"{base} {extra}".strip()] if base else []
     if rest and focus and len(focus) >= 2 and " ".join(focus) not in out:
         out.append(" ".join(focus[:QUERY_TERMS]))
+    return out
+
+
+# A message, a flag or a setting the asker quotes ("No matches for wildcard", "TCP ZeroWindow"): the words the
+# documentation itself writes, so the search asks for them first. A quote inside a word (ge"andert) is none.
+QUOTED_RE = re.compile(r'(?<![\w"])"([^"]{2,60})"(?![\w"])|\u201c([^\u201d]{2,60})\u201d')
+QUOTED_MAX_WORDS = 6
+
+
+def _quoted_terms(objective: str, text: str) -> list[str]:
+    """The key terms of what the objective quotes and `text` (the sub-question) quotes too, in order."""
+    out: list[str] = []
+    for m in QUOTED_RE.finditer(objective):
+        said = m.group(1) or m.group(2) or ""
+        if len(said.split()) <= QUOTED_MAX_WORDS and said in text:
+            out += key_terms(said, limit=QUERY_TERMS)
     return out
 
 
