@@ -278,7 +278,7 @@ def test_a_follow_up_reads_as_a_question_of_its_own(objective, questions):
 def test_a_questions_items_scope_and_pointers_read_as_written(objective, questions):
     plans = make_model("extractive").decompose({**BRIEF, "objective": objective})
     assert [p.text for p in plans][: len(questions)] == questions
-    assert len(plans) == len(questions) or "Why" not in plans[-1].text
+    assert not any(p.text.endswith(("of Why?", "for Why?")) for p in plans)
 
 
 @pytest.mark.parametrize(
@@ -383,7 +383,7 @@ def test_queries_are_a_few_key_terms_plus_angle_words():
 
 def test_a_message_the_asker_quotes_is_searched_for_first():
     """The words of a quoted message are what the documentation writes: they lead the query even when the
-    question's own words would fill it ("... flagged "Window Full". What does that flag mean?")."""
+    question's own words would fill it, as they did before ("message mean log nightly rsync run ...")."""
     model = make_model("extractive")
     brief = {
         **BRIEF,
@@ -393,7 +393,7 @@ def test_a_message_the_asker_quotes_is_searched_for_first():
     for plan in model.decompose(brief):
         sq = {"id": "SQ-01", "text": plan.text, "angle": plan.angle}
         assert model.queries(brief, sq, "entity")[0].split()[:3] == ["partial", "transfer", "skipped"]
-    # a quote inside a word ("ge"andert") or a quote longer than a message is no search phrase
+    # a quote inside a word ("ge"andert") is no search phrase
     spelled = {**BRIEF, "objective": 'Why does my program print ge"andert instead of the real characters?'}
     (plan,) = model.decompose(spelled)
     query = model.queries(spelled, {"id": "SQ-01", "text": plan.text, "angle": "entity"}, "entity")[0]
