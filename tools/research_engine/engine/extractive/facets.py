@@ -59,7 +59,7 @@ _OWN_SUBJECT_RE = re.compile(r"\b[A-Z]{2,}\b|(?<=\w )[A-Z]\w+|\w_\w|\w\.\w|\(\)|
 # A follow-up clause that leans on the first one: "Which version added it?", "What replaces them?"
 _PRONOUN_RE = re.compile(r"\b(it|they|them|its|their|this)\b", re.IGNORECASE)
 _PLURAL_PRONOUNS = ("they", "them", "their")
-_PLURAL_RE = re.compile(r"[a-z][\w-]{2,}(?<![su])s")
+PLURAL_RE = re.compile(r"[a-z][\w-]{2,}(?<![isu])s")  # "constraints", "filters"; not "status", "analysis"
 _NAME_RE = re.compile(r"[A-Z][\w.+-]*[a-z][\w.+-]*(?=(?:'s)?\b)")  # "SQLite", "PostgreSQL's"
 _THING_ASKED_RE = re.compile(
     r"^\s*(?:which|what)\s+(?P<thing>(?:[\w.+-]+\s+){0,3}[\w.+-]+?s)\s+(?:do|does|did|are|were|can|could|will)\b",
@@ -494,7 +494,7 @@ def _plural_phrase(topic: str) -> str | None:
     found = None
     said = topic.split()
     for i, word in enumerate(said):
-        if not _PLURAL_RE.fullmatch(word) or word in STOP_WORDS:
+        if not PLURAL_RE.fullmatch(word) or word in STOP_WORDS:
             continue
         start = i
         while (
@@ -571,9 +571,8 @@ def _third_person(verb: str) -> str:
 _TOPIC_OPENING_RE = re.compile(
     r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*"
 )
-_NOT_A_TOPIC_OPENING = frozenset(
-    """i we you my our your me us why how what when where which who whether in on at for with from to by
-    if once since""".split()  # noqa: SIM905
+_NOT_A_TOPIC_OPENING = _QUESTION_WORDS | frozenset(
+    "i we you my our your me us in on at for with from to by if once since".split()  # noqa: SIM905
 )
 _ASKER_WORD_RE = re.compile(r"\b(?:I|me|my|we|us|our|you|your)\b")
 TOPIC_MAX_WORDS = 12

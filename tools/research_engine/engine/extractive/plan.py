@@ -18,6 +18,7 @@ from typing import Any
 from research_engine.answering import AnswerKind, expected_kind
 from research_engine.engine.extractive.facets import (
     INSTRUCTION_RE,
+    PLURAL_RE,
     PRONOUN_LED_RE,
     QUESTION_START_RE,
     SCOPE_RE,
@@ -98,9 +99,6 @@ _LITERALS = frozenset({"true", "fals", "none", "yes", "on", "off"})  # folded, a
 # A topic that is only a pronoun's, at either end ("them back", "change it"): no counter-question can be asked
 # of it.
 _LEANS_BACK_RE = re.compile(rf"{PRONOUN_LED_RE.pattern}|\b(?:it|them|that|this|those)$", re.IGNORECASE)
-# An item named in the plural: a lowercase last word in -s, not -ss, -is or -us ("capture filters", not
-# "status" or "analysis").
-_PLURAL_ITEM_RE = re.compile(r"(?:^|\s)[a-z][a-z-]+[^isu]s$")
 
 
 @dataclass
@@ -142,7 +140,7 @@ def _entity_question(facet: Facet, item: str, choice: bool) -> str:
     # plural as one ("What are capture filters?").
     article = re.search(rf"\b(a|an)\s+{re.escape(item)}\b", facet.clause, re.IGNORECASE)
     said = f"{article.group(1).lower()} {item}" if article else item
-    verb = "are" if not article and _PLURAL_ITEM_RE.search(item) else "is"
+    verb = "are" if not article and PLURAL_RE.fullmatch(item.split()[-1]) else "is"
     return f"What {verb} {said}{scope.group(0) if scope else ''}?"
 
 
