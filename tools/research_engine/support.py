@@ -93,6 +93,10 @@ CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 # A command-line option written in prose, capitals too ("run with cmake -P"): code, compared as code.
 OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
+# An obligation in other words than "must" ("has to check"; "has to do with" says none).
+OBLIGATION_RE = re.compile(r"\b(?:ha(?:ve|s|d)|needs?) to\b(?! do with)", re.IGNORECASE)
+# A word in square brackets is notation ("[L]", "[NC]", "[options]"), written as the claims write it.
+BRACKETED_RE = re.compile(r"\[(?!CLM-)[A-Za-z][\w=,|-]*\]")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
 ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)
 # A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
@@ -235,6 +239,7 @@ def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several
         + prose.code_tokens(text)
         + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
         + OPTION_RE.findall(prose.BACKTICK_RE.sub(" ", text))
+        + BRACKETED_RE.findall(prose.BACKTICK_RE.sub(" ", text))
     )
     return tuple(t for t in found if not ABBREVIATION_RE.match(t.strip("`").rstrip(".")))
 
@@ -521,6 +526,7 @@ class Judge:
             tokens, negated, sentence_stems, held.stems, held.affirmed, held.around, held.tokens
         )
         faults += opposites.quantities(tokens, negated, held.tokens)
+        faults += opposites.frequencies(tokens, negated, held.tokens)
         faults += opposites.exchanged(tokens, held.stems, held.left, held.right, held.tokens)
         faults += opposites.reordered(tokens, held.stems, held.tokens)
         return Fault("contradiction", tuple(dict.fromkeys(faults))) if faults else None
@@ -531,6 +537,9 @@ class Judge:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
+        obligation = OBLIGATION_RE.search(plain)  # "has to" is "must"
+        if obligation and "must" not in held.strong:
+            found.append(obligation.group(0))
         causal = CAUSAL_RE.search(normalise(plain))
         if causal and not held.causal:
             found.append(causal.group(0).strip(", "))

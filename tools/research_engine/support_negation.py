@@ -4,8 +4,10 @@ same (`support`'s contradiction kind, with `support_opposites` for opposites sai
 A negation ("not", "no", "never", "without", "no longer", "unless"...) or an "only" governs the words after
 it up to a clause boundary (`SCOPE_WORDS` at most); a negating verb ("prevent", "avoid", "keep ... from")
 governs what its "from" leads to. A sentence's negation or "only" needs a claim's of the same kind over a
-word in common (an "only" read with the condition after it); a claim's negation needs the sentence to
-negate the words it governs too, where the sentence states them and the claims never state them plainly.
+word in common (an "only" read with the condition after it), and is a contradiction all the same where a
+claim clause states more of its words plainly than any of the claims' negations governs; a claim's negation
+needs the sentence to negate the words it governs too, where the sentence states them and the claims never
+state them plainly, and never to state them plainly as well ("no retry rules ... still retries").
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from research_engine.support_words import (
     ORDER_WORDS,
     SCOPE_SKIP,
     SCOPE_WORDS,
+    STOP,
     negative_forms,
     stem,
     word_stems,
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 RULE_B_MIN_WORDS = 1  # a claim's negation is held against a sentence that states one of its words
 CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an "only"'s condition opens
 COORDINATING_NEGATIONS = frozenset({"neither", "nor"})
+STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha())
+AFFIRMED_MIN = 3  # the words of a sentence's negation a claim clause must state plainly to contradict it
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 
@@ -170,6 +175,9 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
             continue  # "first in Config mode and only then in Module mode": an order the claims state
         restricted = cue.kind == "only" and not same
+        if cue.kind == "neg" and same and _affirmed_rather(cue, same, held):
+            out.append(" ".join((cue.word, *cue.scope)))
+            continue
         if restricted or (
             cue.scope
             and any(s in held.stems for s in cue.scope)
@@ -179,7 +187,9 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
         ):
             out.append(" ".join((cue.word, *cue.scope)))
-    implied_mine = cues(tokens, None, NEGATING_VERBS)  # "stop it from applying" agrees with "not apply"
+    implied_negated: set[int] = set()
+    # "stop it from applying" agrees with "not apply"
+    implied_mine = cues(tokens, implied_negated, NEGATING_VERBS)
     sentence_clauses = affirmed_clauses(tokens, set()) if held.cues else []  # only against a claim's "not"
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
@@ -193,8 +203,11 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             stated.update(w for w in cue.scope[1:] if w in said)
         if any(stated <= clause for clause in held.affirmed_clauses):
             continue  # the claims state the predicate plainly elsewhere, with what the sentence puts on it
-        if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and not any(
-            c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine
+        plainly = STOP_STEMS.isdisjoint(cue.scope) and any(  # the negated words stated plainly too
+            set(cue.scope) <= clause for clause in affirmed_clauses(tokens, negated | implied_negated)
+        )
+        if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and (
+            plainly or not any(c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine)
         ):
             out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
     return out
@@ -216,6 +229,19 @@ def affirmed_clauses(tokens: list[str], covered: set[int]) -> list[frozenset[str
     if clause:
         out.append(frozenset(clause))
     return out
+
+
+def _affirmed_rather(cue: Cue, same: list[Cue], held: Held) -> bool:
+    """A sentence's negation whose words one clause of the claims states plainly, more of them than any of
+    the claims' negations governs ("no effect on the policy settings of the caller" where a claim's "not"
+    governs "introduce their own policy scope" and its next clause says the caller's policy settings "will
+    be affected")."""
+    if not cue.scope or any(cue.scope[0] in c.scope for c in same):
+        return False  # the claims negate the same predicate
+    scope = set(cue.scope) - STOP_STEMS
+    plain = max((len(scope & clause) for clause in held.affirmed_clauses), default=0)
+    negated = max(len(scope & (set(c.scope) | c.clause)) for c in same)
+    return plain >= AFFIRMED_MIN and plain > negated
 
 
 def _same_clause(mine: Cue, theirs: Cue) -> bool:

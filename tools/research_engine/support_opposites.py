@@ -15,6 +15,7 @@ import re
 from research_engine.support_words import (
     BOUNDARY_WORDS,
     DIRECTION_WORDS,
+    NEGATIONS,
     ORDER_WORDS,
     QUANTITY_GROUPS,
     STOP,
@@ -129,6 +130,52 @@ def quantities(tokens: list[str], negated: set[int], held_tokens: list[str]) -> 
         other = [w for g, w, a in theirs if g != group and after & a]
         if other and not any(g != group and after & a for g, _, a in mine):
             out.append(f"{word} (the claim: {other[0]})")
+    return out
+
+
+# How often: a sentence that says "usually" where its claims say "rarely" of the same thing (or the other way
+# round) says the opposite of them.
+FREQUENT = frozenset({"usually", "often", "frequently", "generally", "typically", "commonly", "mostly",
+                      "normally", "regularly"})  # fmt: skip
+RARE = frozenset({"rarely", "seldom", "infrequently"})
+NEAR_NEGATION = frozenset({"almost", "nearly", "hardly", "scarcely", "barely"})  # "almost never" is rare
+
+
+def frequencies(tokens: list[str], negated: set[int], held_tokens: list[str]) -> list[str]:
+    """A word of how often ("usually") whose clause is most like a claim clause that says the other end of
+    the scale ("almost never") and like none that says its own; a negated one ("not usually") is the
+    negation check's."""
+    theirs = [c for c in _scaled_clauses(held_tokens, set()) if c[0]]
+    out = []
+    for scale, word, stems in _scaled_clauses(tokens, negated):
+        if not scale:
+            continue
+        shared = [(len(stems & their_stems), their_scale, their_word)
+                  for their_scale, their_word, their_stems in theirs]  # fmt: skip
+        best = max((n for n, _, _ in shared), default=0)
+        said = {(s, w) for n, s, w in shared if n == best}
+        if best and all(s != scale for s, _ in said):
+            out.append(f"{word} (the claim: {sorted(said)[0][1]})")
+    return out
+
+
+def _scaled_clauses(tokens: list[str], skip: set[int]) -> list[tuple[str, str, set[str]]]:
+    """Each clause's word of how often ("frequent", "rare" or "") as written, with its content stems."""
+    out: list[tuple[str, str, set[str]]] = []
+    scale, word, stems = "", "", set[str]()
+    for i, token in enumerate([*tokens, "."]):
+        if not token[0].isalnum() or token in BOUNDARY_WORDS:
+            if stems:
+                out.append((scale, word, stems))
+            scale, word, stems = "", "", set()
+            continue
+        rare = token in RARE or (token in ("never", "ever") and i > 0 and tokens[i - 1] in NEAR_NEGATION)
+        negated = i > 0 and tokens[i - 1] in NEGATIONS  # "not usually" is the negation check's
+        if i not in skip and not negated and not scale and (rare or token in FREQUENT):
+            scale = "rare" if rare else "frequent"
+            word = f"{tokens[i - 1]} {token}" if token in ("never", "ever") else token
+        elif token not in STOP and token not in NEAR_NEGATION:
+            stems.add(stem(token))
     return out
 
 

@@ -365,3 +365,50 @@ def test_one_where_the_claim_says_more_than_one_of_the_same_thing_is_a_contradic
     assert passes("A table can have at most a single primary key [CLM-01].", claims)
     assert not passes("A single WAL records only one transaction [CLM-02].", claims)
     assert passes("One WAL usually records several transactions [CLM-02].", claims)
+
+
+def test_a_claims_no_is_not_undone_by_a_negation_of_the_word_elsewhere_in_the_sentence():
+    claims = {"CLM-01": "If it rolls back then there is no conflict."}  # postgresql-doc-15: transaction-iso
+    assert passes("When it rolls back, no conflict arises [CLM-01].", claims)
+    # the sentence negates "conflict" once, then states it plainly: the claim never does
+    assert not passes("Even with no conflict at first, a rollback still causes a conflict [CLM-01].", claims)
+
+
+def test_a_negation_whose_words_the_claims_state_plainly_is_a_contradiction():
+    claims = {  # postgresql-doc-15: ddl-basics.html
+        "CLM-01": "Furthermore, SQL does not assign unique identifiers to rows, so it is possible to have "
+        "several completely identical rows in a table."
+    }
+    assert passes("SQL assigns no unique identifiers to rows, so a table can hold several completely "
+                  "identical rows [CLM-01].", claims)  # fmt: skip
+    # the claims' "not" governs other words ("assign unique identifiers") than the sentence's "no"
+    assert not passes("SQL allows no completely identical rows in a table [CLM-01].", claims)
+
+
+def test_usually_where_the_claim_says_rarely_of_the_same_thing_is_a_contradiction():
+    claims = {  # postgresql-doc-15: pgupgrade.html
+        "CLM-01": "Major PostgreSQL releases regularly add new features that often change the layout of the "
+        "system tables, but the internal data storage format rarely changes."
+    }
+    assert not passes("The internal data storage format usually changes in a major release [CLM-01].", claims)
+    assert passes("Major releases seldom change the internal data storage format [CLM-01].", claims)
+    assert passes("Major PostgreSQL releases often change the layout of the system tables [CLM-01].", claims)
+
+
+def test_a_word_in_square_brackets_is_notation_held_as_code():
+    claims = {"CLM-01": "The [EXPLAIN] keyword shows the query plan."}  # sqlite3-doc: the [EXPLAIN] form
+    assert passes("The query plan is shown by the [EXPLAIN] keyword [CLM-01].", claims)
+    assert not passes("The query plan is shown by the [ANALYZE] keyword [CLM-01].", claims)
+    assert passes("The query plan is shown by the EXPLAIN keyword [CLM-01].", claims)  # a citation is none
+
+
+def test_has_to_is_an_obligation_the_claims_must_state():
+    claims = {  # postgresql-doc-15: ecpg-sql-set-autocommit.html
+        "CLM-01": "By default, embedded SQL programs are not in autocommit mode, so COMMIT needs to be "
+        "issued explicitly when desired.",
+        "CLM-02": "The callable will be evaluated only when the unbound form is displayed.",  # django: forms
+    }
+    assert passes("Embedded SQL programs have to issue COMMIT explicitly, as they are not in autocommit mode "
+                  "by default [CLM-01].", claims)  # fmt: skip
+    assert not passes("The callable has to be evaluated when the unbound form is displayed [CLM-02].", claims)
+    assert passes("Its evaluation has to do with when the unbound form is displayed [CLM-02].", claims)
