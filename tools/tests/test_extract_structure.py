@@ -481,3 +481,14 @@ def test_a_one_page_texinfo_manual_keeps_its_chapters_as_headings_and_drops_its_
         "2.5 Autoconf tests",
         "2.5.2 Standalone Autoconf test using Libtool",
     )
+
+
+def test_a_pre_inside_a_pre_is_read_with_it_and_a_listings_comments_keep_it_a_listing():
+    # mdBook: `<pre><pre class="playground"><code>` around a Rust example whose comment lines read as English.
+    passages = read("rust-1.63-rust-by-example-explicit.html")
+    listings = [p for p in passages if "fn print_refs" in p.text]
+    assert len(listings) == 1 and listings[0].kind == "code"
+    assert "fn failed_borrow" in listings[0].text and "fn main()" in listings[0].text
+    opening = passage_with(passages, "The borrow checker uses explicit lifetime annotations")
+    assert opening.kind == "paragraph"
+    assert passage_with(passages, "the lifetime of foo cannot exceed that of either").kind == "paragraph"

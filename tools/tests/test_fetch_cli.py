@@ -160,3 +160,21 @@ def test_fetch_document_gives_a_web_document_or_none_with_the_reason(site, tmp_p
         assert doc.title == "Threads and processes" and doc.canonical_key.startswith("url:")
         missing, failed = fetch_document(client, "http://169.254.169.254/latest/meta-data/")
         assert missing is None and failed.error == "refused-ssrf"
+
+
+def test_a_page_the_reader_fails_on_is_one_failed_source_not_a_failed_run(site, tmp_path, monkeypatch):
+    # A reader bug on one page (an IndexError in extraction) is injected: the page is one source that could
+    # not be read, with the reason, and the caller goes on; it never becomes the run's internal error.
+    from research_engine.net import HttpClient
+    from research_engine.retrieve import pages
+
+    def broken_reader(*args: object, **kwargs: object) -> object:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(pages, "extract_document", broken_reader)
+    with HttpClient(
+        allow_private=True, ignore_robots=True, per_host_interval=0, cache_dir=tmp_path
+    ) as client:
+        doc, result = pages.fetch_document(client, site.url_for("/article"))
+    assert doc is None and result.error == "decode-error"
+    assert "page reader failed" in (result.error_detail or "") and "IndexError" in (result.error_detail or "")

@@ -127,11 +127,14 @@ def _prepared(tree: Any) -> Any:
     def same(el: Any) -> Any:
         return twin.xpath(paths.getpath(el))[0]
 
+    # Every element is found before any is changed: rewriting one <pre> renumbers its later siblings' paths.
+    prose, sections = [same(el) for el in prose], [same(el) for el in sections]
+    labels = [(same(lb), same(p)) for lb, p in labels]
     for el in prose:
-        _as_paragraphs(same(el))
+        _as_paragraphs(el)
     for el in sections:
-        del same(el).attrib["id"]
-    for label, paragraph in [(same(lb), same(p)) for lb, p in labels]:
+        del el.attrib["id"]
+    for label, paragraph in labels:
         label.getparent().remove(label)  # lxml moves the label's tail with it; it is blank here
         label.tail = " " + (paragraph.text or "")
         paragraph.text = None
@@ -144,11 +147,17 @@ def _prepared(tree: Any) -> Any:
 _PROSE_PRE_MIN_LINES = 20
 _PROSE_LINE_MIN_WORDS = 6
 _PROSE_LINE_SHARE = 0.5
+_COMMENT_RE = re.compile(r"\s*(?://|#|--\s|;|/\*)")
 _PLAIN_WORD_RE = re.compile(r"^[A-Za-z][a-z]*(?:['\u2019][a-z]+)?[.,;:!?)]*$")
 
 
 def _preformatted_prose(tree: Any) -> list[Any]:
-    return [el for el in tree.iter("pre") if _reads_as_prose("".join(el.itertext()))]
+    # a <pre> inside another (mdBook writes `<pre><pre class="playground">`) is read with the outer one
+    return [
+        el
+        for el in tree.iter("pre")
+        if not any(a.tag == "pre" for a in el.iterancestors()) and _reads_as_prose("".join(el.itertext()))
+    ]
 
 
 def _reads_as_prose(text: str) -> bool:
@@ -159,6 +168,8 @@ def _reads_as_prose(text: str) -> bool:
 
 
 def _sentence_line(line: str) -> bool:
+    if _COMMENT_RE.match(line):
+        return False  # a listing's comment reads as words but is code
     plain = [w for w in line.split() if _PLAIN_WORD_RE.match(w)]
     return len(plain) >= _PROSE_LINE_MIN_WORDS and len(plain) >= 0.7 * len(line.split())
 

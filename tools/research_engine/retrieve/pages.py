@@ -20,6 +20,7 @@ engine alike:
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from research_engine.retrieve.store import DUPLICATE_SOURCE, load_source, record
 from research_engine.trace import Run
 from research_engine.urls import canonical_key
 from research_engine.vocabulary import AccessTier, SourceKind
+
+log = logging.getLogger(__name__)
 
 THIN = "thin"  # the failure code of a page with too little text to be a source
 # What a fetch accepts when documents are allowed (`--pdf`, or a corpus folder's own files).
@@ -81,6 +84,9 @@ def _read(result: FetchResult, *, allow_pdf: bool) -> tuple[Document | None, str
         )
     except ResearchEngineError as exc:
         return None, f"{exc.code}: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - a page the reader cannot take is one failed source, not a failed run
+        log.warning("reader failed on %s", final, exc_info=True)
+        return None, f"unreadable: the page reader failed on it ({type(exc).__name__}: {exc})"
     return document_from(result, page), None
 
 
