@@ -93,8 +93,6 @@ CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
 POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 # A command-line option written in prose, capitals too ("run with cmake -P"): code, compared as code.
 OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
-# An obligation in other words than "must" ("has to check"; "has to do with" says none).
-OBLIGATION_RE = re.compile(r"\b(?:ha(?:ve|s|d)|needs?) to\b(?! do with)", re.IGNORECASE)
 # A word in square brackets is notation ("[L]", "[NC]", "[options]"), written as the claims write it.
 BRACKETED_RE = re.compile(r"\[(?!CLM-)[A-Za-z][\w=,|-]*\]")
 # Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
@@ -537,9 +535,6 @@ class Judge:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
-        obligation = OBLIGATION_RE.search(plain)  # "has to" is "must"
-        if obligation and "must" not in held.strong:
-            found.append(obligation.group(0))
         causal = CAUSAL_RE.search(normalise(plain))
         if causal and not held.causal:
             found.append(causal.group(0).strip(", "))

@@ -368,7 +368,7 @@ def test_one_where_the_claim_says_more_than_one_of_the_same_thing_is_a_contradic
 
 
 def test_a_claims_no_is_not_undone_by_a_negation_of_the_word_elsewhere_in_the_sentence():
-    claims = {"CLM-01": "If it rolls back then there is no conflict."}  # postgresql-doc-15: transaction-iso
+    claims = {"CLM-01": "If it rolls back then there is no conflict."}  # postgresql-doc-15: index-unique-checks
     assert passes("When it rolls back, no conflict arises [CLM-01].", claims)
     # the sentence negates "conflict" once, then states it plainly: the claim never does
     assert not passes("Even with no conflict at first, a rollback still causes a conflict [CLM-01].", claims)
@@ -396,19 +396,13 @@ def test_usually_where_the_claim_says_rarely_of_the_same_thing_is_a_contradictio
 
 
 def test_a_word_in_square_brackets_is_notation_held_as_code():
-    claims = {"CLM-01": "The [EXPLAIN] keyword shows the query plan."}  # sqlite3-doc: the [EXPLAIN] form
-    assert passes("The query plan is shown by the [EXPLAIN] keyword [CLM-01].", claims)
-    assert not passes("The query plan is shown by the [ANALYZE] keyword [CLM-01].", claims)
-    assert passes("The query plan is shown by the EXPLAIN keyword [CLM-01].", claims)  # a citation is none
-
-
-def test_has_to_is_an_obligation_the_claims_must_state():
-    claims = {  # postgresql-doc-15: ecpg-sql-set-autocommit.html
-        "CLM-01": "By default, embedded SQL programs are not in autocommit mode, so COMMIT needs to be "
-        "issued explicitly when desired.",
-        "CLM-02": "The callable will be evaluated only when the unbound form is displayed.",  # django: forms
+    claims = {  # sqlite3-doc: vdbe.html
+        "CLM-01": "The [EXPLAIN] keyword will cause sqlite to print the VDBE program rather than execute it."
     }
-    assert passes("Embedded SQL programs have to issue COMMIT explicitly, as they are not in autocommit mode "
-                  "by default [CLM-01].", claims)  # fmt: skip
-    assert not passes("The callable has to be evaluated when the unbound form is displayed [CLM-02].", claims)
-    assert passes("Its evaluation has to do with when the unbound form is displayed [CLM-02].", claims)
+    assert passes("With the [EXPLAIN] keyword, sqlite prints the VDBE program instead of executing it "
+                  "[CLM-01].", claims)  # fmt: skip
+    assert not passes("With the [ANALYZE] keyword, sqlite prints the VDBE program instead of executing it "
+                      "[CLM-01].", claims)  # fmt: skip
+    # the name without its brackets is the claim's name all the same
+    assert passes("The EXPLAIN keyword makes sqlite print the VDBE program rather than execute it [CLM-01].",
+                  claims)  # fmt: skip
