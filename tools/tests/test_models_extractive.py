@@ -617,6 +617,10 @@ def test_fragments_navigation_and_short_sentences_are_never_claims():
     # a key or a placeholder in angle brackets is a word, not markup (Vim's help, manual pages' synopses)
     assert is_claim_sentence("When this option is set, the <Tab> key inserts a series of spaces.")
     assert not is_claim_sentence("Set it with a={b}; c=[d]; e=<f|g>; and h={i} in the file.")
+    # a help page's header line is the page's record, not a finding (Vim's "*usr_05.txt* For Vim version 9.0.
+    # Last change: 2019 May 23"); a sentence about a file's last modified time is one
+    assert not is_claim_sentence("*recover.txt* For Vim version 9.0. Last change: 2020 Aug 15")
+    assert is_claim_sentence("The last modified time of the file is kept in its inode when it is written.")
 
 
 def test_repeated_padding_is_one_finding_and_ranks_below_the_answers():

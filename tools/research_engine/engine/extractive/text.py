@@ -43,7 +43,8 @@ ABBREVIATIONS = frozenset(
 # bare words ("The age of session cookies, in seconds.") are content; the banners' phrasing is not.
 BOILERPLATE_RE = re.compile(
     r"(previous topic|next topic|this page|show source|report a bug|table of contents|copyright|"
-    r"all rights reserved|last updated|created using|skip to|privacy policy|click here|edit on github|"
+    r"all rights reserved|last updated|last (?:change|changed|modified)\s*:|created using|skip to|"
+    r"privacy policy|click here|edit on github|"
     r"found a bug|(?:we|site|website) uses? cookies|cookie (?:policy|settings|preferences|consent|notice)|"
     r"accept (?:all )?cookies|\b(?:sign|log) in to (?:comment|reply|continue|your account)|"
     r"subscribe (?:to our|now|for free)|(?:skip|main|site) navigation|navigation menu)",
