@@ -492,3 +492,13 @@ def test_a_pre_inside_a_pre_is_read_with_it_and_a_listings_comments_keep_it_a_li
     opening = passage_with(passages, "The borrow checker uses explicit lifetime annotations")
     assert opening.kind == "paragraph"
     assert passage_with(passages, "the lifetime of foo cannot exceed that of either").kind == "paragraph"
+
+
+def test_a_help_pages_capitalised_heading_with_its_tags_is_a_heading_not_the_next_sentences_start():
+    # vim2html: "GLOBAL PLUGINS<tab>*standard-plugin*" over "When you start Vim, it will automatically load
+    # ...", no blank line between them; the tag is an anchor, so the line is all capitals.
+    passages = read("vim-9.0-usr_05.html")
+    heading = passage_with(passages, "GLOBAL PLUGINS")
+    assert heading.kind == "heading" and "When you start Vim" not in heading.text
+    under = passage_with(passages, "When you start Vim, it will automatically load a number of global")
+    assert under.text.startswith("When you start Vim") and under.heading_path[-1] == heading.text

@@ -596,3 +596,13 @@ def test_a_sentence_sending_the_reader_elsewhere_is_never_a_claim():
     assert claims and not any(picking.POINTS_ELSEWHERE_RE.match(c) for c in claims), claims
     # "Can I ...?" asks what to do: the option entry that does it answers.
     assert any(c.startswith("--dry-run") for c in claims), claims
+
+
+def test_a_claim_quotes_a_help_pages_sentence_without_its_bullet_heading_or_tags():
+    # Vim's help: "USING A FILETYPE PLUGIN *ftplugin-name*" over "You can add a filetype plugin by dropping
+    # it in the right directory."; "*add-global-plugin* You can add a global plugin ..."; "- Download ..."
+    texts = claims_for(
+        "How do I add a plugin to Vim?", "How do I add a filetype plugin?", "vim-9.0-usr_05.html"
+    )
+    assert "You can add a filetype plugin by dropping it in the right directory." in texts
+    assert not [t for t in texts if t.startswith(("*", "- ")) or re.match(r"[A-Z]{2,} [A-Z]{2,}", t)]

@@ -33,13 +33,17 @@ def decode(body: bytes) -> str:
     return str(best) if best is not None else body.decode("utf-8", errors="replace")
 
 
+HELP_TAG_RE = re.compile(r"(?<!\S)\*[^*\s]+\*(?!\S)")
+
+
 def _heading_line(line: str) -> bool:
     """A short line that names a section: capitals, or numbered like one, with no closing punctuation."""
     text = line.strip()
     words = text.split()
     if not words or len(words) > HEADING_MAX_WORDS or text[-1] in ".,;:!?)":
         return False
-    letters = [c for c in text if c.isalpha()]
+    # a help page's tags beside its heading are anchors, not words ("GLOBAL PLUGINS  *standard-plugin*")
+    letters = [c for c in HELP_TAG_RE.sub(" ", text) if c.isalpha()]
     if len(letters) >= 3 and all(c.isupper() for c in letters):
         return True
     return bool(_SECTION_NUMBER.match(text)) and text[0] not in "-*+•"

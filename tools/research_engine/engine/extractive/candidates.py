@@ -35,6 +35,7 @@ from research_engine.engine.extractive.text import (
     tokens,
 )
 from research_engine.engine.models import Passage, SourceText
+from research_engine.extract.text import HELP_TAG_RE
 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
@@ -441,6 +442,12 @@ def _place_in_entry(
     return rank + 1 if new else rank
 
 
+# A list item's bullet kept in its text (a list set in a `<pre>`: Vim's "- When a swap file is found, ..."),
+# or a help page's anchors before a sentence ("*add-global-plugin* You can add ..."): the claim quotes what
+# follows them, still one verbatim run of the page.
+LEADING_MARK_RE = re.compile(r"^(?:[-*\u2022]\s+(?=[A-Za-z])|(?:\*[^*\s]+\*\s+)+(?=[A-Z]))")
+
+
 def _candidate(
     text: str,
     ref: str,
@@ -454,6 +461,7 @@ def _candidate(
     example: bool = False,
 ) -> SentenceCandidate:
     adds = set(with_parts(tokens(" ".join(head)))) - (alone or set()) if head and alone is not None else set()
+    text = LEADING_MARK_RE.sub("", text, count=1)
     return SentenceCandidate(
         text,
         ref,
@@ -495,7 +503,8 @@ def _entry_span(before: list[str], upto: str, *, heading: bool = False, term: bo
     `term`: the entry opens with a definition term giving a name (`entry_name`)."""
     if not before or not (TERM_RE.match(before[0]) or term) or len(before) > ENTRY_PASSAGES:
         return None  # (a definition term naming one thing may be long: "commit-order (enum) [auto|...]")
-    if heading and not NAMING_HEADING_RE.search(ISSUE_REFS_RE.sub("", SECTION_NUMBER_RE.sub("", before[0]))):
+    named = HELP_TAG_RE.sub(" ", ISSUE_REFS_RE.sub("", SECTION_NUMBER_RE.sub("", before[0])))
+    if heading and not NAMING_HEADING_RE.search(named):  # a help page's "*tag*" is an anchor, not a name
         return None
     span = " ".join([*before, upto])
     return span if len(span.split()) <= ANTECEDENT_MAX_WORDS else None
