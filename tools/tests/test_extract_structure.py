@@ -502,3 +502,15 @@ def test_a_help_pages_capitalised_heading_with_its_tags_is_a_heading_not_the_nex
     assert heading.kind == "heading" and "When you start Vim" not in heading.text
     under = passage_with(passages, "When you start Vim, it will automatically load a number of global")
     assert under.text.startswith("When you start Vim") and under.heading_path[-1] == heading.text
+
+
+def test_a_page_laid_out_in_tables_is_read_as_its_paragraphs_and_lists_not_as_rows():
+    # libxml2: a navigation column beside a cell holding a nested table of paragraphs and a list.
+    passages = read("libxml2-2.9-threads.html")
+    opening = passage_with(passages, "Starting with 2.4.7, libxml2 makes provisions to ensure that")
+    assert opening.kind == "paragraph" and opening.text.endswith("a couple of things to do to ensure it:")
+    item = passage_with(passages, "configure the library accordingly using the --with-threads options")
+    assert item.kind == "list-item"
+    assert passage_with(passages, "Note that the thread safety cannot be ensured").kind == "paragraph"
+    assert not [p for p in passages if p.kind == "table-row"]
+    assert not [p for p in passages if "Related links" in p.text or "Mail archive" in p.text]

@@ -130,6 +130,9 @@ def html_blocks(root: Any) -> list[Block]:
             add("paragraph", flat_text(el), el)
         elif tag == "pre":
             add("code", "".join(el.itertext()), el, share=0.0)
+        elif tag == "tr" and _layout_row([c for c in el if c.tag in ("td", "th")]):
+            for child in el:  # a page laid out in a table: its cells are containers, not a row's values
+                walk(child, el)
         elif tag == "tr":
             cells = [c for c in el if c.tag in ("td", "th")]
             texts = [flat_text(c) for c in cells]
@@ -155,6 +158,24 @@ def html_blocks(root: Any) -> list[Block]:
     walk(root, root)
     flush(root)
     return blocks
+
+
+# What a data table's cell does not hold: a page laid out in a table (libxml2's pages: a column of navigation
+# links beside a cell holding a nested table of paragraphs and lists) puts headings, tables, or paragraphs and
+# lists together in its cells.
+_LAYOUT_INSIDE = HEADINGS | frozenset({"table"})
+_PROSE_BLOCKS = frozenset({"p", "ul", "ol", "dl", "pre", "blockquote"})
+
+
+def _layout_row(cells: list[Any]) -> bool:
+    """A row of a layout table: a cell holds a heading or a table, or one cell alone holds paragraphs and
+    lists (a frame around prose; DocBook's one-cell example frames hold a `<pre>` only, read apart)."""
+    if any(next(c.iterdescendants(*_LAYOUT_INSIDE), None) is not None for c in cells):
+        return True
+    if len(cells) != 1:
+        return False
+    kinds = {d.tag for d in cells[0].iterdescendants(*_PROSE_BLOCKS)}
+    return len(kinds - {"pre"}) >= 2
 
 
 def _framed_example(cells: list[Any], texts: list[str]) -> Any:

@@ -349,8 +349,13 @@ def _trafilatura_blocks(body: Any) -> list[Block]:
                     add("list-item", _xml_text(item))
         elif tag == "table":
             for row in el.iter("row"):
-                cells = [_xml_text(cell) for cell in row if cell.tag == "cell"]
-                add("table-row", " | ".join(c for c in cells if c))
+                cells = [cell for cell in row if cell.tag == "cell"]
+                if _layout_cells(cells):  # a page laid out in a table: its cells hold the page's blocks
+                    for cell in cells:
+                        walk_mixed(cell)
+                    continue
+                texts = [_xml_text(cell) for cell in cells]
+                add("table-row", " | ".join(c for c in texts if c))
         elif tag == "code" and _is_code_block(el):
             add("code", _xml_text(el))
         elif tag in ("p", "quote") and not any(_is_block(child) for child in el):
@@ -412,6 +417,14 @@ def _on_the_page(blocks: list[Block], said: str, root: Any) -> list[Block]:
 def _is_code_block(el: Any) -> bool:
     text = "".join(el.itertext())
     return "\n" in text.strip() or el.get("lang") is not None
+
+
+def _layout_cells(cells: list[Any]) -> bool:
+    """trafilatura's row of a layout table (as `blocks._layout_row` reads the page's): a cell holds a heading
+    or a table, or one cell alone holds paragraphs and lists."""
+    if any(sub.tag in ("head", "table") for cell in cells for sub in cell.iter() if sub is not cell):
+        return True
+    return len(cells) == 1 and sum(sub.tag in ("p", "list") for sub in cells[0]) >= 2
 
 
 def _is_block(el: Any) -> bool:
