@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import gzip
 import json
+import logging
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -98,6 +99,23 @@ def test_private_address_needs_opt_in_and_the_opt_in_is_recorded(server, make_cl
     client = make_client(allow_private=True)
     assert client.get(server.url_for("/page"), check_robots=False).ok
     assert client.overrides[0]["kind"] == "private-address"
+
+
+def test_the_private_opt_in_is_warned_about_once_a_process_and_its_addresses_logged_at_info(
+    server, make_client, monkeypatch, caplog
+):
+    # A run opens a client for search, one for fetching and one for the verifier: one warning, not four.
+    from research_engine.net import client as client_module
+
+    monkeypatch.setattr(client_module, "_warned", set())
+    server.expect_request("/page").respond_with_data(HTML, content_type="text/html")
+    with caplog.at_level(logging.INFO, logger="research_engine.net"):
+        for _ in range(3):
+            assert make_client(allow_private=True).get(server.url_for("/page"), check_robots=False).ok
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == ["private and loopback addresses are allowed for this client (explicit opt-in)"]
+    noted = [r for r in caplog.records if r.getMessage().startswith("private-address")]
+    assert noted and all(r.levelno == logging.INFO for r in noted)
 
 
 def test_the_environment_opt_in_reaches_clients_through_the_fetch_policy(server, monkeypatch):

@@ -24,7 +24,9 @@ snapshot, the candidates and the extracted text all see `REDACTED`.
 Opt-ins (`allow_private`, `allow_hosts`, `allow_addresses`, `ignore_robots`) are listed in
 `HttpClient.overrides`, so a caller that owns a run can record them in its trace, and logged: as warnings,
 except a private address reached on a host the user named (`allow_hosts`) or by a client that says it
-need not warn (`warn_private=False`: a replay, which contacts nothing), logged at INFO.
+need not warn (`warn_private=False`: a replay, which contacts nothing), logged at INFO. `allow_private` is
+warned about once a process (a run opens several clients), and the private addresses it then reaches are
+logged at INFO: the one warning has said so.
 This module wires the steps together; it never writes into a run.
 """
 
@@ -117,6 +119,18 @@ class _Hop:
     crawl_delay: float | None
 
 
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _first_warning(kind: str) -> bool:
+    """True the first time a process warns about `kind`: an opt-in is said once, not once a client."""
+    with _warned_lock:
+        first = kind not in _warned
+        _warned.add(kind)
+        return first
+
+
 class HttpClient(Answers):
     """The engine's HTTP client. Thread-safe; use one per process (or per run) and close it.
 
@@ -198,7 +212,7 @@ class HttpClient(Answers):
         self._noted: set[tuple[str, str]] = set()
         if self.allow_private:
             log.log(
-                logging.WARNING if warn_private else logging.INFO,
+                logging.WARNING if warn_private and _first_warning("allow-private") else logging.INFO,
                 "private and loopback addresses are allowed for this client (explicit opt-in)",
             )
         elif self.allow_hosts:
@@ -424,7 +438,7 @@ class HttpClient(Answers):
                 self._note(
                     "private-address",
                     f"{verdict.host}:{verdict.port}",
-                    loud=self.warn_private and not verdict.named,
+                    loud=self.warn_private and not verdict.named and not self.allow_private,
                     url=url,
                     host=verdict.host,
                     addresses=list(verdict.addresses),
