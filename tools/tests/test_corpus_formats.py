@@ -160,3 +160,25 @@ def test_file_names_with_spaces_and_any_letters_are_searched_fetched_and_read(tm
         with HttpClient(allow_hosts=[host], use_cache=False) as client:
             doc, result = fetch_document(client, url, allow_pdf=True, check_robots=False)
     assert result.ok and doc is not None and any(p.text == "2.2. Concurrency" for p in doc.passages)
+
+
+def test_gzip_compressed_text_documents_are_indexed_served_decompressed_and_capped(tmp_path, monkeypatch):
+    # Debian ships larger documentation compressed ("changelog.html.gz"); gzip -9n, as dh_compress does.
+    import gzip
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    page = (DOCUMENTS / "tempfiles.html").read_bytes()
+    (root / "tempfiles.html.gz").write_bytes(gzip.compress(page, compresslevel=9, mtime=0))
+    (root / "corruption.txt.gz").write_bytes(gzip.compress((DOCUMENTS / "corruption.txt").read_bytes()))
+    (root / "bundle.tar.gz").write_bytes(gzip.compress(b"not a document"))  # an archive is no document
+    corpus = Corpus(root)
+    assert sorted(p.path for p in corpus.index.pages) == ["corruption.txt.gz", "tempfiles.html.gz"]
+    assert corpus.index.search("temporary files statement journal")[0][1].path == "tempfiles.html.gz"
+    with CorpusServer(root, corpus=corpus) as server:
+        served = httpx.get(f"{server.url}/tempfiles.html.gz")
+    assert served.headers["content-type"] == "text/html; charset=utf-8" and served.content == page
+    monkeypatch.setattr(corpus_files, "SIZE_CAP", 50_000)  # a small file that decompresses past the cap
+    (root / "bomb.txt.gz").write_bytes(gzip.compress(b"word " * 40_000))
+    reasons = {s.rel: s.reason for s in Corpus(root).skipped}
+    assert set(reasons) == {"bomb.txt.gz"} and "exceeds 50000 bytes" in reasons["bomb.txt.gz"]

@@ -7,7 +7,8 @@
 - `read_for_index(root, entry)`: (title, text) of one document (HTML, Markdown, plain text, PDF, Word),
   through the same readers `extract` uses for a fetched copy; `Unreadable` with the reason when it
   cannot be read (an encrypted or scanned PDF, a corrupt Word file, binary data behind a text extension).
-- `media_type(path)`: the Content-Type the server sends for a document.
+- `media_type(path)`: the Content-Type the server sends for a document; `read_document(path)`: its bytes,
+  a gzip-compressed text document ("changelog.html.gz", as Debian ships larger ones) decompressed.
 
 HTML is read with lxml directly (`page_text`), not through trafilatura: indexing hundreds of pages
 through trafilatura takes tens of seconds, and the index only has to rank; the engine extracts the pages
@@ -24,13 +25,16 @@ from pathlib import Path
 
 from research_engine import bounded, libraries
 from research_engine.bounded import CAPS
-from research_engine.errors import ResearchEngineError
+from research_engine.errors import BadInput, ResearchEngineError
 from research_engine.extract import formats
 from research_engine.net.content import (
     BINARY_BYTES,
     BINARY_SHARE,
     BINARY_SIGNATURES,
     SNIFF_BYTES,
+    DecodeError,
+    Decoder,
+    TooLarge,
     binary_reason,
     decode_text,
 )
@@ -79,7 +83,7 @@ class Entry:
 
     @property
     def format(self) -> str:
-        return FORMATS[Path(self.rel).suffix.lower()][0]
+        return FORMATS[document_suffix(self.rel)][0]
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,30 @@ class Skipped:
         return {"path": self.rel, "reason": self.reason}
 
 
+def document_suffix(name: str) -> str:
+    """The suffix that says a document's format; a compressed text file's is the one before ".gz" (Debian
+    ships its larger documentation compressed: "changelog.html.gz", "NEWS.txt.gz")."""
+    path = Path(name)
+    if path.suffix.lower() == ".gz":
+        inner = Path(path.stem).suffix.lower()
+        return inner if FORMATS.get(inner, ("",))[0] in TEXTUAL_FORMATS else ".gz"
+    return path.suffix.lower()
+
+
+def read_document(path: Path) -> bytes:
+    """A document's bytes, decompressed when its name ends in ".gz" (never past the size cap)."""
+    body = bounded.read_bytes(path, "corpus document")
+    if path.suffix.lower() != ".gz":
+        return body
+    decoder = Decoder("gzip", SIZE_CAP)
+    try:
+        return decoder.feed(body)
+    except (TooLarge, DecodeError) as exc:
+        raise BadInput(f"{path.name}: {exc}") from exc
+
+
 def media_type(path: Path) -> str | None:
-    known = FORMATS.get(path.suffix.lower())
+    known = FORMATS.get(document_suffix(path.name))
     return known[1] if known else None
 
 
@@ -112,10 +138,11 @@ def list_folder(root: Path) -> tuple[list[Entry], list[Skipped]]:
             rel = path.relative_to(root).as_posix()
             if _hidden(rel):
                 continue
-            if path.suffix.lower() in UNREAD:
-                skipped.append(Skipped(rel, f"not a format the corpus reads ({UNREAD[path.suffix.lower()]})"))
+            suffix = document_suffix(name)
+            if suffix in UNREAD:
+                skipped.append(Skipped(rel, f"not a format the corpus reads ({UNREAD[suffix]})"))
                 continue
-            if path.suffix.lower() not in FORMATS:
+            if suffix not in FORMATS:
                 continue
             reason = None
             try:
@@ -180,7 +207,7 @@ def _binary(body: bytes) -> str | None:
 def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
     """(title, text) of one document; `Unreadable` with the reason when it cannot be read."""
     try:
-        body = bounded.read_bytes(root / entry.rel, "corpus document")
+        body = read_document(root / entry.rel)
     except ResearchEngineError as exc:
         raise Unreadable(exc.message) from exc
     kind = entry.format

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from research_engine import bounded
 from research_engine.corpus.collection import Corpus
-from research_engine.corpus.files import media_type
+from research_engine.corpus.files import media_type, read_document
 from research_engine.errors import BadInput
 
 
@@ -77,7 +76,7 @@ def _handler_for(corpus: Corpus) -> type[BaseHTTPRequestHandler]:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
             try:
-                body = bounded.read_bytes(target, "corpus document")
+                body = read_document(target)
             except BadInput:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
