@@ -82,7 +82,8 @@ def resting_on(sentences: list[support.Sentence]) -> dict[str, list[str]]:
     """For the evidence map: each claim, the opening words of the sentences that rest on it."""
     out: dict[str, list[str]] = {}
     for sentence in sentences:
-        plain = prose.plain_text(prose.CLAIM_REF_RE.sub(" ", sentence.text))
+        # the citation and the "(source: SQ-01/SRC-02)" aside are the map's own columns, not the sentence's
+        plain = prose.plain_text(support.TOOL_ASIDE_RE.sub(" ", prose.CLAIM_REF_RE.sub(" ", sentence.text)))
         words = RESTATED_QUESTION_RE.sub("", plain).split()  # "(the sub-question): the finding"
         opening = " ".join(words[:OPENING_WORDS]) + ("..." if len(words) > OPENING_WORDS else "")
         for clm in sentence.cited:

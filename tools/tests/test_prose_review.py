@@ -128,3 +128,14 @@ def test_a_mended_draft_keeps_the_verdicts_of_its_unchanged_sentences(run, tmp_p
     )
     assert code == 0 and env["data"]["prose_worksheet"]["unjudged"] == ["S-02"]
     assert env["data"]["prose_worksheet"]["kept"] == ["S-01"]
+
+
+def test_the_evidence_map_shows_a_sentence_without_its_citation_or_source_aside():
+    # The extractive writer's line "- New in version 1.3. [CLM-10] (source: SQ-02/SRC-04)" had shown in the
+    # map as "New in version 1.3. (source: )": the source's ref was cut from the aside, the aside kept.
+    from research_engine import support
+
+    line = support.Sentence(3, "New in version 1.3. [CLM-10] (source: SQ-02/SRC-04)", ["CLM-10"])
+    assert support_record.resting_on([line]) == {"CLM-10": ["New in version 1.3."]}
+    note = support_record.evidence_note(["New in version 1.3."])
+    assert note == " (carries \u201cNew in version 1.3.\u201d)"
