@@ -368,7 +368,8 @@ def test_one_where_the_claim_says_more_than_one_of_the_same_thing_is_a_contradic
 
 
 def test_a_claims_no_is_not_undone_by_a_negation_of_the_word_elsewhere_in_the_sentence():
-    claims = {"CLM-01": "If it rolls back then there is no conflict."}  # postgresql-doc-15: index-unique-checks
+    # postgresql-doc-15: index-unique-checks.html
+    claims = {"CLM-01": "If it rolls back then there is no conflict."}
     assert passes("When it rolls back, no conflict arises [CLM-01].", claims)
     # the sentence negates "conflict" once, then states it plainly: the claim never does
     assert not passes("Even with no conflict at first, a rollback still causes a conflict [CLM-01].", claims)
