@@ -33,6 +33,7 @@ def decode(body: bytes) -> str:
     return str(best) if best is not None else body.decode("utf-8", errors="replace")
 
 
+# A help page's tag (Vim's "*standard-plugin*"): an anchor written in the text, not a word of it.
 HELP_TAG_RE = re.compile(r"(?<!\S)\*[^*\s]+\*(?!\S)")
 
 

@@ -85,8 +85,10 @@ def _read(result: FetchResult, *, allow_pdf: bool) -> tuple[Document | None, str
     except ResearchEngineError as exc:
         return None, f"{exc.code}: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - a page the reader cannot take is one failed source, not a failed run
-        log.warning("reader failed on %s", final, exc_info=True)
-        return None, f"unreadable: the page reader failed on it ({type(exc).__name__}: {exc})"
+        why = f"unreadable: the page reader failed on it ({type(exc).__name__}: {exc})"
+        log.warning("%s: %s", final, why)
+        log.debug("the reader's traceback for %s", final, exc_info=True)  # with -vv
+        return None, why
     return document_from(result, page), None
 
 
