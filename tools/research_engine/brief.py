@@ -131,7 +131,13 @@ def read_brief_file(path: str | Path) -> tuple[dict[str, Any], str]:
     except BadInput as exc:
         if exc.code in ("input-too-large", "path-too-long"):
             raise
-        raise BadInput(exc.message, code="unreadable-brief", field="file") from exc
+        message = exc.message
+        if " " in str(path).strip() and not p.exists():  # a question typed where the brief's file goes
+            message += (
+                " (a brief is a YAML file naming at least objective, deliverable and output_path;"
+                " `research-engine brief check FILE` says what one lacks)"
+            )
+        raise BadInput(message, code="unreadable-brief", field="file") from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

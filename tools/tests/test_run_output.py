@@ -106,3 +106,14 @@ def test_an_allowed_backend_that_answers_no_search_gives_a_no_sources_deliverabl
     assert "searxng http-status: SearXNG HTTP 400: engine down" in body
     record = json.loads(run.path("run").read_text(encoding="utf-8"))
     assert record["reproducibility"]["label"] == "no-sources"
+
+
+def test_a_question_typed_where_the_brief_goes_is_told_what_a_brief_is(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    code, _, err, _ = cli("run", "How does SQLite let readers and writers work at the same time?")
+    assert code == ExitCode.BAD_INPUT
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: brief not found: How does SQLite")
+    assert "objective, deliverable and output_path" in lines[0] and "research-engine brief check" in lines[0]
+    code, _, err, _ = cli("run", "missing-brief.yaml")  # a path: no hint about questions
+    assert code == ExitCode.BAD_INPUT and "brief check" not in err
