@@ -212,11 +212,25 @@ def entry_name(term: str) -> str | None:
     """The name a definition list's term gives, when the term is one name with at most its type, values or
     arguments after it ("mouse (bool)", "ignore-space (mixed) [no|all]", "-C <path>", "blame",
     "shared_buffers (integer)"); None for a term in words ("Valid bool values")."""
-    match = _ENTRY_TERM_RE.match(" ".join(term.split()))
+    term = " ".join(term.split())
+    labelled = _DEFINITION_LABEL_RE.match(term)
+    if labelled:  # texinfo's "Function: void * gcry_malloc (size_t n)": the name after the label and type
+        declared = _C_DECLARATION_RE.match(term[labelled.end() :])
+        if declared:
+            return declared.group("name")
+        term = term[labelled.end() :]
+    match = _ENTRY_TERM_RE.match(term)
     return match.group("name") if match else None
 
 
 _ENTRY_TERM_RE = re.compile(r"^(?P<name>(?:--?|\+)?[A-Za-z_][\w.:+-]*)(?:$|[\s,=]*[(\[<=,])")
+# A definition's category as texinfo writes it before the name ("Function:", "Macro:", "Data type:").
+_DEFINITION_LABEL_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2}: (?=\S)")
+# A C declaration: its type words, then the name before the argument list ("void * gcry_malloc (size_t n)").
+_C_DECLARATION_RE = re.compile(
+    r"^(?:(?:const|unsigned|signed|struct|enum|union|static|extern|inline)\s+)*[A-Za-z_]\w*(?:\s*\*+\s*|\s+)"
+    r"(?P<name>[A-Za-z_]\w*)\s*\("
+)
 
 
 def mechanisms_named(text: str, question: str = "") -> dict[Mechanism, list[str]]:

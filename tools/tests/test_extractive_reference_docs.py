@@ -606,3 +606,17 @@ def test_a_claim_quotes_a_help_pages_sentence_without_its_bullet_heading_or_tags
     )
     assert "You can add a filetype plugin by dropping it in the right directory." in texts
     assert not [t for t in texts if t.startswith(("*", "- ")) or re.match(r"[A-Z]{2,} [A-Z]{2,}", t)]
+
+
+def test_a_texinfo_definition_is_a_term_naming_its_function_and_quoted_with_its_description():
+    # makeinfo: "<dt><span class="category">Function: </span><em>int</em> <strong>gsasl_init</strong> ...";
+    # "Function:" had been read as a label line ("Default: 1209600"), so no sentence knew what it described.
+    assert answering.entry_name("Function: int gsasl_init (Gsasl ** ctx)") == "gsasl_init"
+    assert answering.entry_name("Function: const char * gsasl_check_version (const char * v)") == (
+        "gsasl_check_version"
+    )
+    assert answering.entry_name("Macro: AC_CHECK_FUNCS (function…, [action-if-found])") == "AC_CHECK_FUNCS"
+    assert answering.entry_name("Default: 1209600") is None
+    texts = claims_for("What does gsasl_init do?", "What does gsasl_init do?", "gsasl-2.2-gsasl.html")
+    defined = [t for t in texts if t.startswith("Function: int gsasl_init (Gsasl ** ctx)")]
+    assert defined and "This functions initializes libgsasl." in defined[0]

@@ -186,7 +186,12 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
                 # the heading's entry.
-                label = passage.kind != "heading" and LABEL_RE.match(passage.text)
+                # (a texinfo definition's "Function: void * gcry_malloc (size_t n)" is a term naming a thing)
+                label = (
+                    passage.kind != "heading"
+                    and LABEL_RE.match(passage.text)
+                    and not (passage.kind == "term" and entry_name(passage.text))
+                )
                 under_heading = len(entry) == 1 and (entry_headed or label) and passage.kind != "term"
                 if passage.kind != "heading" and under_heading:
                     heading = heading | set(with_parts(tokens(passage.text)))
