@@ -213,13 +213,9 @@ def entry_name(term: str) -> str | None:
     arguments after it ("mouse (bool)", "ignore-space (mixed) [no|all]", "-C <path>", "blame",
     "shared_buffers (integer)"); None for a term in words ("Valid bool values")."""
     term = " ".join(term.split())
-    labelled = _DEFINITION_LABEL_RE.match(term)
-    if labelled:  # texinfo's "Function: void * gcry_malloc (size_t n)": the name after the label and type
-        declared = _C_DECLARATION_RE.match(term[labelled.end() :])
-        if declared:
-            return declared.group("name")
-        term = term[labelled.end() :]
-    match = _ENTRY_TERM_RE.match(term)
+    labelled = _DEFINITION_LABEL_RE.match(term)  # texinfo's "Function: void * gcry_malloc (size_t n)"
+    term = term[labelled.end() :] if labelled else term
+    match = (labelled and _C_DECLARATION_RE.match(term)) or _ENTRY_TERM_RE.match(term)
     return match.group("name") if match else None
 
 
