@@ -191,6 +191,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     # "stop it from applying" agrees with "not apply"
     implied_mine = cues(tokens, implied_negated, NEGATING_VERBS)
     sentence_clauses = affirmed_clauses(tokens, set()) if held.cues else []  # only against a claim's "not"
+    unnegated = affirmed_clauses(tokens, negated | implied_negated) if held.cues else []
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
             continue
@@ -204,7 +205,7 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         if any(stated <= clause for clause in held.affirmed_clauses):
             continue  # the claims state the predicate plainly elsewhere, with what the sentence puts on it
         plainly = STOP_STEMS.isdisjoint(cue.scope) and any(  # the negated words stated plainly too
-            set(cue.scope) <= clause for clause in affirmed_clauses(tokens, negated | implied_negated)
+            set(cue.scope) <= clause for clause in unnegated
         )
         if sum(s in sentence_stems for s in set(cue.scope)) >= RULE_B_MIN_WORDS and (
             plainly or not any(c.kind == "neg" and set(c.scope) & set(cue.scope) for c in mine + implied_mine)

@@ -450,7 +450,7 @@ def _place_in_entry(
 # A list item's bullet kept in its text (a list set in a `<pre>`: Vim's "- When a swap file is found, ..."),
 # or a help page's anchors before a sentence ("*add-global-plugin* You can add ..."): the claim quotes what
 # follows them, still one verbatim run of the page.
-LEADING_MARK_RE = re.compile(r"^(?:[-*\u2022]\s+(?=[A-Za-z])|(?:\*[^*\s]+\*\s+)+(?=[A-Z]))")
+LEADING_MARK_RE = re.compile(rf"^(?:[-*\u2022]\s+(?=[A-Za-z])|(?:{HELP_TAG_RE.pattern}\s+)+(?=[A-Z]))")
 
 
 def _candidate(
