@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_engine.answering import entry_name, mechanisms_named, with_parts
+from research_engine.answering import with_parts
 from research_engine.engine.extractive.examples import (
     continues_past_example,
     introduces_example,
@@ -36,6 +36,7 @@ from research_engine.engine.extractive.text import (
 )
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract.text import HELP_TAG_RE
+from research_engine.mechanisms import entry_name, mechanisms_named
 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
