@@ -1,14 +1,13 @@
 """The objective read as questions: its clauses, the entities a clause enumerates, a situation stated before
 the questions, follow-ups carrying their subject, and each facet's topic as a phrase.
 
-Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration such as "threads,
-processes and asyncio", "between X and Y" or "X vs Y" kept as its items, an item with its own article whole
-("a tab page"); "the maximum size of A and of B in C" one clause per thing; a scope or condition the
-question opens with, "In Vim, what is ...", put last; a situation, "tig takes a long time ...; what can I
-change ...?", the context of each question asked in it, never split into questions of its own; a
-follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and its
-"that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as the
-object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
+Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; a clause's enumeration
+(`enumerations`) kept as its items; "the maximum size of A and of B in C" one clause per thing; a scope or
+condition the question opens with, "In Vim, what is ...", put last; a situation, "tig takes a long time
+...; what can I change ...?", the context of each question asked in it, never split into questions of its
+own; a follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and
+its "that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as
+the object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
 """
 
 from __future__ import annotations
@@ -16,18 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
-_ITEM = r"[\w.'+#=-]+(?: [\w.'+#=-]+)?"
-_LIST_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM})(?P<middle>(?:, {_ITEM})*),? (?:and|or) (?P<last>{_ITEM})"
-)
-_VERSUS_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
-)
-_ARTICLE_LED_RE = re.compile(r"^(?:a|an|the)\s", re.IGNORECASE)
-_CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
 _OF_EACH_RE = re.compile(
     r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
     re.IGNORECASE,
@@ -84,12 +75,6 @@ _BARE_FOLLOW_UP_RE = re.compile(
 )
 _AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
 _AUXILIARY_START_RE = re.compile(rf"^{_AUX}\b", re.IGNORECASE)
-# Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
-_EDGE_WORDS = frozenset(
-    """a an the for in on to with of when at by from between among into about over under versus vs and or
-    than as is are be has have had should could would can do does how what why which who where whether
-    choose choosing select decide pick compare comparing use using""".split()  # noqa: SIM905
-)
 
 
 @dataclass
@@ -106,7 +91,7 @@ class Facet:
     def phrase(self) -> str:
         """The facet's topic in a few words, for the angle questions."""
         if self.items:
-            return f"{_join(self.items)}{self.tail}"
+            return f"{join_items(self.items)}{self.tail}"
         clause = _GIVEN_RE.sub("", self.clause)  # the situation is context, not the topic
         lead = _LEAD_RE.match(clause)
         topic = clause[lead.end() :].strip() if lead else clause
@@ -127,53 +112,6 @@ class Facet:
         return _ASKER_RE.sub(" to ", article + topic if topic else clause)
 
 
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _trim_item(item: str, *, leading: bool) -> str:
-    parts = item.split()
-    if leading:
-        while parts and parts[0].lower() in _EDGE_WORDS:
-            parts.pop(0)
-    while parts and parts[-1].lower() in _EDGE_WORDS:
-        parts.pop()
-    return " ".join(parts)
-
-
-def _enumeration(clause: str) -> tuple[list[str], int] | None:
-    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y")."""
-    for regex in (_VERSUS_RE, _LIST_RE):
-        for m in regex.finditer(clause):
-            middle = [p.strip() for p in (m.groupdict().get("middle") or "").split(",") if p.strip()]
-            raw = [m.group("first"), *middle, m.group("last")]
-            items = [_trim_item(p, leading=True) for p in raw]  # "between threads" -> "threads"
-            if any(not i for i in items) or len({i.lower() for i in items}) != len(items):
-                continue
-            if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
-                continue  # "X and Y" alone is as often one thing ("research and development")
-            end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
-            if _ARTICLE_LED_RE.match(raw[-1]):
-                # "a buffer, a window and a tab page", "a minor release and a major release": an item with
-                # its own article ends where its noun does, past the two words an item is matched with.
-                more = re.match(r"(?:\s+[a-z][\w-]*){1,2}", clause[end:])
-                said = more.group(0).split() if more else []
-                for word in said:
-                    if word in _EDGE_WORDS or word in STOP_WORDS:
-                        break
-                    items[-1] += f" {word}"
-                    end = clause.index(word, end) + len(word)
-                return items, end
-            head = items[-1].split()
-            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
-                # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant).
-                items[-1] = head[0]
-                end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
-            return items, end
-    return None
-
-
 def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
     text = _situation_as_context(" ".join(objective.split()))
@@ -186,9 +124,9 @@ def facets_of(objective: str) -> list[Facet]:
             continue
         facet = Facet(clause)
         asked = _GIVEN_RE.sub("", clause)
-        found = _enumeration(asked)
+        found = enumeration(asked)
         if not found and asked != clause and _REFERS_BACK_RE.search(asked):
-            found = _enumeration(clause)  # "the difference between them, given that ... X and Y"
+            found = enumeration(clause)  # "the difference between them, given that ... X and Y"
         if found:
             items, end = found
             facet.items = items
@@ -334,7 +272,7 @@ def _pointed_back(clause: str, first: Facet) -> str | None:
 
 def _names(word: str) -> bool:
     """A word that may be part of a thing's name: no punctuation around it, no function word."""
-    return _NAMING_RE.fullmatch(word) is not None and word.lower() not in STOP_WORDS | _EDGE_WORDS
+    return _NAMING_RE.fullmatch(word) is not None and word.lower() not in STOP_WORDS | EDGE_WORDS
 
 
 def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str:
@@ -348,7 +286,7 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         if thing and not first.items:
             # "Which transaction isolation levels does PostgreSQL support, and which one is the default?"
             return _WHICH_ONE_RE.sub(lambda m: f"{m.group(1)} of the {thing.group('thing')}", clause, count=1)
-        of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
+        of = f" of {join_items(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
         own = tokens(clause)
