@@ -43,8 +43,38 @@ def _trim_item(item: str, *, leading: bool) -> str:
     return " ".join(parts)
 
 
+# Items given as examples illustrate what the clause names ("a keyword such as node, edge or graph", "builtins
+# like cd, export and alias", "(e.g. quotes, dollars and backslashes)"): the asker wants none of them asked
+# about on its own.
+_EXAMPLES_RE = re.compile(
+    r"\b(?:such as|like|e\.g\.|eg\.|for example|for instance|including)[,:]?\s+(?:(?:a|an|the)\s+)?", re.I
+)
+_MASK = "\x1f"  # no item's character: a list of examples blanked out keeps every other position
+
+
+def _examples_blanked(clause: str) -> str:
+    """`clause` with each list of examples blanked out, so that no enumeration is read in it; only its
+    "such as" when a choice is made among what the examples illustrate ("How do I choose between compression
+    formats such as gzip, bzip2 and xz?": the examples are what is chosen between)."""
+    blanked = clause
+    for marker in _EXAMPLES_RE.finditer(clause):
+        listed = _LIST_RE.match(clause, marker.end())
+        if listed is None:
+            continue
+        before = clause[: marker.start()].rstrip(" ,(")
+        choices = list(_CHOICE_RE.finditer(before))
+        # What is chosen among, when the choice names it: a few words, none a function word ("image formats")
+        among = before[choices[-1].end() :].lower().split() if choices else []
+        if choices and len(among) <= 3 and not set(among) & (EDGE_WORDS | STOP_WORDS):
+            listed = marker  # only "such as" goes: the first item is "PNG", not "like PNG"
+        blanked = blanked[: listed.start()] + _MASK * len(listed.group(0)) + blanked[listed.end() :]
+    return blanked
+
+
 def enumeration(clause: str) -> tuple[list[str], int] | None:
-    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y")."""
+    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y"); never a list
+    of examples ("such as X, Y and Z")."""
+    clause = _examples_blanked(clause)
     for regex in (_VERSUS_RE, _LIST_RE):
         for m in regex.finditer(clause):
             middle = [p.strip() for p in (m.groupdict().get("middle") or "").split(",") if p.strip()]

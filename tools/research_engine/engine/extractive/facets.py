@@ -109,7 +109,42 @@ class Facet:
             if said:
                 scope = SCOPE_RE.search(topic[said.end() :])
                 topic = topic[: said.start()] + (scope.group(0) if scope else "")
+        elif lead and _WHAT_DOES_RE.match(lead.group(0)):
+            # "What does the exit status 141 mean" -> "the exit status 141": the verb asks something of it.
+            topic = (_asked_of(topic) or (topic, False))[0]
         return _ASKER_RE.sub(" to ", article + topic if topic else clause)
+
+
+_WHAT_DOES_RE = re.compile(r"^what\s+(?:does|do|did)\b", re.IGNORECASE)
+# The verbs "What does X ...?" asks with: of its meaning, its effect, what it gives back. Lowercase only: "the
+# SHOW command" names a command. A verb in a quotation is the quotation's ("the error 'cannot do that'").
+_ASKED_OF_RE = re.compile(
+    r"\s(?P<verb>mean|do|return|control|contain|represent|indicate|signify|denote|imply|stand for|refer to|"
+    r"look like|consist of|print|output|show|produce|cause|affect|say|include|accept|expect|store|hold|"
+    r"measure|report|match|check|specify)(?P<after>\s.*)?$"
+)
+_MEANING_VERBS = frozenset(
+    {"mean", "represent", "indicate", "signify", "denote", "imply", "stand for", "refer to"}
+)
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)")
+# The scope after the verb stays with X ("return in PostgreSQL"); a condition ("mean when ...") does not.
+_KEPT_SCOPE_RE = re.compile(
+    r"^\s+(?:in|on)\s+(?![^,]*\b(?:when|if|while|after|before|because|unless)\b)[^,]+$", re.IGNORECASE
+)
+
+
+def _asked_of(topic: str) -> tuple[str, bool] | None:
+    """(X, bare) of what "What does X <verb> ..." leaves of the question, "X <verb> ...": X with a scope that
+    follows the verb ("the EXPLAIN command return in PostgreSQL" -> "the EXPLAIN command in PostgreSQL");
+    bare when nothing else follows the verb or it asks what X means: a follow-up's "it" is X then, never "X
+    mean". None when no such verb follows a subject."""
+    asked = _ASKED_OF_RE.search(_QUOTED_RE.sub(lambda m: "_" * len(m.group(0)), topic))
+    if asked is None or not tokens(topic[: asked.start()]):
+        return None
+    after = topic[asked.start("after") :] if asked.group("after") else ""
+    scope = after if _KEPT_SCOPE_RE.match(after) else ""
+    bare = not after or bool(scope) or asked.group("verb") in _MEANING_VERBS
+    return topic[: asked.start()] + scope, bare
 
 
 def facets_of(objective: str) -> list[Facet]:
@@ -318,6 +353,8 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         return f"{said} {how}" if how else said
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
+    if plural and topic == first.phrase and _WHAT_DOES_RE.match(first.clause):
+        plural = topic  # "What do the -x and -v flags mean": "them" is all that it asks of, not "-v flags"
     if plural:
         # "Does SQLite enforce foreign key constraints by default, and how do I turn them on?": "them" is
         # the constraints, not all the first clause says; the product it named stays as the scope.
@@ -359,7 +396,8 @@ _ACTOR_RE = re.compile(
 )
 _ASKED_YES_NO_RE = re.compile(rf"^{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)  # "Does Django support ..."
 _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
-    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
+    rf"^(?:which|what)\s+(?!{_AUX}\b)(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}?)\s+"
+    r"(?P<did>[a-z]+(?:ed|s))\b"
     rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
     re.I,
 )
@@ -399,6 +437,9 @@ def _actor(clause: str) -> tuple[str, str] | None:
     m = _ACTOR_RE.match(clause) or _ASKED_YES_NO_RE.match(clause)
     if m is None:
         return None
+    asked_of = _asked_of(m.group("rest")) if _WHAT_DOES_RE.match(clause) else None
+    if asked_of:
+        return asked_of[0], ""  # "What does the git reflog do": the git reflog, whatever follows its verb
     said = m.group("rest").split()
     if said and said[0].lower() == "there":  # "Is there a built-in extension that ...": what there is
         return (" ".join(said[1:]), "") if len(said) > 1 else None
@@ -471,6 +512,9 @@ def as_object(facet: Facet) -> str:
     m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
     if m is None:
         return facet.phrase
+    asked_of = _asked_of(m.group("rest")) if _WHAT_DOES_RE.match(clause) else None
+    if asked_of and asked_of[1]:
+        return facet.phrase  # "What does SIGPIPE mean": SIGPIPE, not "what SIGPIPE means"
     said = m.group("rest").split()
     if said and said[0].lower() in _ASKERS:
         return facet.phrase  # "How do I enable X": the phrase already drops the asker and the verb
@@ -503,11 +547,12 @@ def _third_person(verb: str) -> str:
 
 # A topic that reads as the object of "of", "regarding" or "for" opens with an article, a possessive or a name
 # ("the Buffer() constructor", "diff's side-by-side output", "PostgreSQL 15", "md5 or scram-sha-256",
-# "default_app_config"); what is left of a question with its opening cut ("check first", "themes come built
-# into MkDocs", "Why", "I open a file, Vim shows ...", "In MIT Scheme, which ...") does not, and a question
-# built on it is not a sentence.
+# "default_app_config", "'Detached HEAD'"); what is left of a question with its opening cut ("check first",
+# "themes come built into MkDocs", "Why", "I open a file, Vim shows ...", "In MIT Scheme, which ...") does
+# not, and a question built on it is not a sentence.
 _TOPIC_OPENING_RE = re.compile(
-    r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*"
+    r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*|"
+    r"^(?P<quote>[\"'])[^\"']+(?P=quote)(?:\s|$)"  # a name quoted: "'Detached HEAD' in git"
 )
 _NOT_A_TOPIC_OPENING = _QUESTION_WORDS | frozenset(
     "i we you my our your me us in on at for with from to by if once since".split()  # noqa: SIM905
