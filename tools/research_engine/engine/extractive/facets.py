@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
 from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
@@ -109,42 +110,11 @@ class Facet:
             if said:
                 scope = SCOPE_RE.search(topic[said.end() :])
                 topic = topic[: said.start()] + (scope.group(0) if scope else "")
-        elif lead and _WHAT_DOES_RE.match(lead.group(0)):
+        elif lead and WHAT_DOES_RE.match(lead.group(0)):
             # "What does the exit status 141 mean" -> "the exit status 141": the verb asks something of it.
-            topic = (_asked_of(topic) or (topic, False))[0]
+            asked = asked_of(topic)
+            topic = asked.thing if asked else topic
         return _ASKER_RE.sub(" to ", article + topic if topic else clause)
-
-
-_WHAT_DOES_RE = re.compile(r"^what\s+(?:does|do|did)\b", re.IGNORECASE)
-# The verbs "What does X ...?" asks with: of its meaning, its effect, what it gives back. Lowercase only: "the
-# SHOW command" names a command. A verb in a quotation is the quotation's ("the error 'cannot do that'").
-_ASKED_OF_RE = re.compile(
-    r"\s(?P<verb>mean|do|return|control|contain|represent|indicate|signify|denote|imply|stand for|refer to|"
-    r"look like|consist of|print|output|show|produce|cause|affect|say|include|accept|expect|store|hold|"
-    r"measure|report|match|check|specify)(?P<after>\s.*)?$"
-)
-_MEANING_VERBS = frozenset(
-    {"mean", "represent", "indicate", "signify", "denote", "imply", "stand for", "refer to"}
-)
-_QUOTED_RE = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)")
-# The scope after the verb stays with X ("return in PostgreSQL"); a condition ("mean when ...") does not.
-_KEPT_SCOPE_RE = re.compile(
-    r"^\s+(?:in|on)\s+(?![^,]*\b(?:when|if|while|after|before|because|unless)\b)[^,]+$", re.IGNORECASE
-)
-
-
-def _asked_of(topic: str) -> tuple[str, bool] | None:
-    """(X, bare) of what "What does X <verb> ..." leaves of the question, "X <verb> ...": X with a scope that
-    follows the verb ("the EXPLAIN command return in PostgreSQL" -> "the EXPLAIN command in PostgreSQL");
-    bare when nothing else follows the verb or it asks what X means: a follow-up's "it" is X then, never "X
-    mean". None when no such verb follows a subject."""
-    asked = _ASKED_OF_RE.search(_QUOTED_RE.sub(lambda m: "_" * len(m.group(0)), topic))
-    if asked is None or not tokens(topic[: asked.start()]):
-        return None
-    after = topic[asked.start("after") :] if asked.group("after") else ""
-    scope = after if _KEPT_SCOPE_RE.match(after) else ""
-    bare = not after or bool(scope) or asked.group("verb") in _MEANING_VERBS
-    return topic[: asked.start()] + scope, bare
 
 
 def facets_of(objective: str) -> list[Facet]:
@@ -338,6 +308,11 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
+    asking = _asked_of_facet(first)
+    if asking and not _ENDS_ON_PRONOUN_RE.search(clause):
+        # "What does the kernel do when memory runs out, and how do I stop it from killing my database?": an
+        # "it" said more of is the kernel; only the whole of what is done ("change it") is what it does.
+        topic = asking.thing
     if PRONOUN_LED_RE.match(topic) or _HAPPENING_RE.match(topic):
         # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too, or
         # only that something happens ("What is going wrong, and how do I fix it?"); both stand for the
@@ -353,7 +328,7 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         return f"{said} {how}" if how else said
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
-    if plural and topic == first.phrase and _WHAT_DOES_RE.match(first.clause):
+    if plural and topic == first.phrase and WHAT_DOES_RE.match(first.clause):
         plural = topic  # "What do the -x and -v flags mean": "them" is all that it asks of, not "-v flags"
     if plural:
         # "Does SQLite enforce foreign key constraints by default, and how do I turn them on?": "them" is
@@ -397,7 +372,7 @@ _ACTOR_RE = re.compile(
 _ASKED_YES_NO_RE = re.compile(rf"^{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)  # "Does Django support ..."
 _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
     rf"^(?:which|what)\s+(?!{_AUX}\b)(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}?)\s+"
-    r"(?P<did>[a-z]+(?:ed|s))\b"
+    r"(?P<did>[a-z]+(?:ed|s))\b(?!,)"  # "Which compression options, e.g. ...": a noun, then examples
     rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
     re.I,
 )
@@ -437,9 +412,9 @@ def _actor(clause: str) -> tuple[str, str] | None:
     m = _ACTOR_RE.match(clause) or _ASKED_YES_NO_RE.match(clause)
     if m is None:
         return None
-    asked_of = _asked_of(m.group("rest")) if _WHAT_DOES_RE.match(clause) else None
-    if asked_of:
-        return asked_of[0], ""  # "What does the git reflog do": the git reflog, whatever follows its verb
+    asking = asked_of(m.group("rest")) if WHAT_DOES_RE.match(clause) else None
+    if asking:
+        return asking.thing, ""  # "What does the git reflog do": the git reflog, whatever follows its verb
     said = m.group("rest").split()
     if said and said[0].lower() == "there":  # "Is there a built-in extension that ...": what there is
         return (" ".join(said[1:]), "") if len(said) > 1 else None
@@ -504,7 +479,9 @@ def as_object(facet: Facet) -> str:
     question about how or what something does, an indirect question ("How does SQLite let readers ...
     work" -> "how SQLite lets readers ... work"; "What does Node.js do by default" -> "what Node.js does by
     default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
-    capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
+    capitalised or code-like word, never the asker) or a verb "What does" asks with is read after it ("what
+    the tool does when ..."). Otherwise the phrase: X of "What does X mean", or of a "What does X do" that
+    says nothing more (`asked_of`)."""
     clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))  # the situation is the follow-up's own already
     asked = _who_did(clause) if not facet.items else None
     if asked:
@@ -512,9 +489,13 @@ def as_object(facet: Facet) -> str:
     m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
     if m is None:
         return facet.phrase
-    asked_of = _asked_of(m.group("rest")) if _WHAT_DOES_RE.match(clause) else None
-    if asked_of and asked_of[1]:
+    asking = _asked_of_facet(facet)
+    if asking and (asking.bare or m.group("aux").lower() != "does"):
         return facet.phrase  # "What does SIGPIPE mean": SIGPIPE, not "what SIGPIPE means"
+    if asking:  # "what the tool does when the output is empty"
+        verb, _, particle = asking.verb.partition(" ")  # "look like" -> "looks like"
+        said = ["what", asking.subject, third_person(verb), *([particle] if particle else [])]
+        return " ".join(said) + asking.after
     said = m.group("rest").split()
     if said and said[0].lower() in _ASKERS:
         return facet.phrase  # "How do I enable X": the phrase already drops the asker and the verb
@@ -528,22 +509,20 @@ def as_object(facet: Facet) -> str:
     subject, verb, rest = " ".join(said[:n]), said[n], said[n + 1 :]
     aux = m.group("aux").lower()
     if aux == "does":
-        verb = _third_person(verb)
+        verb = third_person(verb)
     elif aux != "do":
         verb = f"{aux} {verb}"
     return " ".join([m.group("wh").lower(), subject, verb, *rest])
 
 
-def _third_person(verb: str) -> str:
-    """The verb as "it" takes it: let -> lets, pass -> passes, apply -> applies, have -> has."""
-    if verb in ("have", "be", "do", "go"):
-        return {"have": "has", "be": "is", "do": "does", "go": "goes"}[verb]
-    if verb.endswith(("s", "sh", "ch", "x", "z")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+def _asked_of_facet(facet: Facet) -> AskedOf | None:
+    """What "What does X <verb> ...?" asks of X, when the facet asks so (`asked_of`)."""
+    clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))
+    m = _DO_SUPPORT_RE.match(clause) if not facet.items and WHAT_DOES_RE.match(clause) else None
+    return asked_of(m.group("rest")) if m else None
 
+
+_ENDS_ON_PRONOUN_RE = re.compile(r"\b(?:it|them)\s*$", re.IGNORECASE)
 
 # A topic that reads as the object of "of", "regarding" or "for" opens with an article, a possessive or a name
 # ("the Buffer() constructor", "diff's side-by-side output", "PostgreSQL 15", "md5 or scram-sha-256",
