@@ -139,9 +139,20 @@ def _entity_question(facet: Facet, item: str, choice: bool) -> str:
     # The item as the objective wrote it: with its indefinite article ("What is a tab page in Vim?"), and a
     # plural as one ("What are capture filters?").
     article = re.search(rf"\b(a|an)\s+{re.escape(item)}\b", facet.clause, re.IGNORECASE)
+    plural = not article and PLURAL_RE.fullmatch(item.split()[-1]) is not None
     said = f"{article.group(1).lower()} {item}" if article else item
-    verb = "are" if not article and PLURAL_RE.fullmatch(item.split()[-1]) else "is"
-    return f"What {verb} {said}{scope.group(0) if scope else ''}?"
+    listed = re.search(rf"\b(?:a|an)\s+{re.escape(facet.items[0])}\s*,", facet.clause, re.IGNORECASE)
+    if listed and not article and not plural:
+        said = f"{_indefinite(item)} {item}"  # "a list, tuple and set": "a tuple", as the list says it
+    return f"What {'are' if plural else 'is'} {said}{scope.group(0) if scope else ''}?"
+
+
+def _indefinite(noun: str) -> str:
+    """ "a" or "an", by the sound the noun opens with: an initialism's by its first letter's name ("an SQL
+    view"), "u" before a consonant and a vowel as "you" ("a user", "an update")."""
+    if re.match(r"[A-Z]{2,}\b", noun):
+        return "an" if noun[0] in "AEFHILMNORSX" else "a"
+    return "an" if re.match(r"[aeio]|u(?![b-df-hj-np-tv-z][aeiou])", noun, re.IGNORECASE) else "a"
 
 
 def _window(recency: str | None) -> str:
