@@ -85,6 +85,8 @@ ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at th
 # support"); elsewhere a six-word line is a heading or a caption as often.
 CHANGE_ITEM_MIN_WORDS = 6
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+# ... and a package's notes file by its conventional name ("NEWS", "NEWS.gz", "CHANGES.txt"), in capitals.
+CHANGES_FILE_RE = re.compile(r"^(?:NEWS|CHANGES|HISTORY)(?:\.\w+)*$")
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
 ADMONITION_RE = re.compile(
     r"^(?:notes?|important|tip|hint|warning|caution|danger|attention|see\s?also|todo|examples?)\W*$",
@@ -145,7 +147,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         position = 0
         previous_kind: str | None = None
         title = set(tokens(source.title or ""))
-        changelog = CHANGELOG_RE.search(source.title or "") is not None
+        changelog = bool(CHANGELOG_RE.search(source.title or "") or CHANGES_FILE_RE.match(source.title or ""))
         heading = title
         section: tuple[str, ...] = ()  # the headings the passage sits under
         entry: list[str] = []  # the passages since the last heading or term, the heading first
