@@ -180,3 +180,5 @@ def test_a_question_the_documentation_does_not_cover_gets_no_answer(tmp_path, cl
     result = run.path("result").read_text(encoding="utf-8")
     assert "## Answer" not in result and "no sub-question has a supported answer" in result
     assert "Gap: no supported claim answers SQ-01" in result
+    code, out, _, _ = cli("run", brief, "--corpus", folder)  # for a person: why it stopped, in words
+    assert code == 0 and "(governor: the cycle ceiling came before the criterion was met)" in out
