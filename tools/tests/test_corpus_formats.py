@@ -194,11 +194,12 @@ def test_a_file_named_without_a_suffix_is_plain_text_compressed_or_not(tmp_path)
     root.mkdir()
     notes = (DOCUMENTS / "corruption.txt").read_bytes()
     (root / "NEWS.gz").write_bytes(gzip.compress(notes, compresslevel=9, mtime=0))
-    (root / "README").write_bytes(b"Read INSTALL first; the build needs a C compiler and make.\n")
+    (root / "examples").mkdir()
+    (root / "examples" / "README").write_bytes(b"Read INSTALL first; the build needs a C compiler.\n")
     (root / "INSTALL").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8)  # a program, by its bytes
     (root / "Makefile").write_text("all:\n\ttrue\n")  # a build file: no document
     corpus = Corpus(root)
-    assert sorted(p.path for p in corpus.index.pages) == ["NEWS.gz", "README"]
+    assert sorted(p.path for p in corpus.index.pages) == ["NEWS.gz", "examples/README"]
     first = corpus.index.search(" ".join(notes.decode().split()[:8]))[0][1]
     assert first.path == "NEWS.gz"
     assert {s.rel: s.reason for s in corpus.skipped}["INSTALL"].startswith("binary data")

@@ -114,7 +114,7 @@ def document_suffix(name: str) -> str:
         if not inner:
             return PLAIN_TEXT_SUFFIX if path.stem.casefold() in PLAIN_TEXT_NAMES else ".gz"
         return inner if FORMATS.get(inner, ("",))[0] in TEXTUAL_FORMATS else ".gz"
-    if not path.suffix and name.casefold() in PLAIN_TEXT_NAMES:
+    if not path.suffix and path.name.casefold() in PLAIN_TEXT_NAMES:
         return PLAIN_TEXT_SUFFIX
     return path.suffix.lower()
 
