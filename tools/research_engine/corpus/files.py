@@ -70,12 +70,11 @@ UNREAD = {
 }
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 PLAIN_TEXT_SUFFIX = ".txt"
-# The documentation files a package names by convention, without a suffix (GNU's and Debian's NEWS, README,
-# changelog): plain text. Other names without a suffix in a folder are programs, data and build files.
-PLAIN_TEXT_NAMES = frozenset(
-    {"news", "readme", "changes", "changelog", "history", "faq", "install", "todo", "bugs", "authors"}
-    | {"thanks", "notes", "usage"}
-)
+# The documentation a package names by convention, without a suffix, for its users (GNU's NEWS, a README,
+# an FAQ): plain text. Other names without a suffix are programs, data and build files; a ChangeLog is the
+# developers' log of every commit, whose volume of words outranked the pages that answer (measured on
+# Privoxy's documentation), and AUTHORS, THANKS and TODO answer no user's question.
+PLAIN_TEXT_NAMES = frozenset({"news", "readme", "changes", "history", "faq", "install"})
 SIZE_CAP = CAPS["corpus document"]
 
 
@@ -105,9 +104,9 @@ class Skipped:
 
 def document_suffix(name: str) -> str:
     """The suffix that says a document's format; a compressed text file's is the one before ".gz" (Debian
-    ships its larger documentation compressed: "changelog.html.gz", "NEWS.txt.gz"). A documentation file
-    named by convention with no suffix ("NEWS", "README.gz", "changelog.gz": `PLAIN_TEXT_NAMES`) is plain
-    text; its bytes are checked as any text file's."""
+    ships its larger documentation compressed: "changelog.html.gz", "NEWS.txt.gz"). A user's documentation
+    file named by convention with no suffix ("NEWS", "README.gz": `PLAIN_TEXT_NAMES`) is plain text; its
+    bytes are checked as any text file's."""
     path = Path(name)
     if path.suffix.lower() == ".gz":
         inner = Path(path.stem).suffix.lower()
