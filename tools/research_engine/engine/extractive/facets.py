@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
 from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items
+from research_engine.engine.extractive.quotes import ENDS_SENTENCE, sealed, unsealed
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
@@ -119,7 +120,7 @@ class Facet:
 
 def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
-    text = _situation_as_context(" ".join(objective.split()))
+    text = _situation_as_context(sealed(" ".join(objective.split())))
     out: list[Facet] = []
     for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
         clause = _scope_last(clause.replace(_SITUATION_AND, " ").strip(" ,.!?"))
@@ -143,6 +144,11 @@ def facets_of(objective: str) -> list[Facet]:
     for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
+    for facet in out:  # a quotation as the objective wrote it
+        facet.clause, facet.tail, facet.subject, facet.asked = map(
+            unsealed, (facet.clause, facet.tail, facet.subject, facet.asked)
+        )
+        facet.items = [unsealed(item) for item in facet.items]
     return out
 
 
@@ -202,10 +208,12 @@ def _situation_as_context(text: str) -> str:
         return text
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
+    if not m.group("mark") and not QUESTION_START_RE.match(m.group("question")):
+        return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
     # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
     # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
-    situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
+    situation = re.sub(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+", ", and ", situation)
     situation = re.sub(r"\s+and\s+", f" and{_SITUATION_AND}", situation)
     first, _, rest = situation.partition(" ")
     # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
@@ -224,7 +232,10 @@ def _situation_as_context(text: str) -> str:
 
 # The situation is every statement before the closing question, one sentence or several ("My server cannot
 # deliver mail directly; our provider wants ... password. How do I configure Postfix for that?").
-_SITUATION_RE = re.compile(r"^(?P<situation>[^?]{12,})[;.:]\s+(?P<question>(?:(?![.;:]\s)[^?])+\?)$")
+# A question left without its mark ("... older release.' how do i fix this") is one when it opens as one.
+_SITUATION_RE = re.compile(
+    rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)(?P<mark>\?)?$"
+)
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
