@@ -96,11 +96,35 @@ def enumeration(clause: str) -> tuple[list[str], int] | None:
                     items[-1] += f" {word}"
                     end = clause.index(word, end) + len(word)
                 return items, end
+            parallel = _parallel_end(clause, items, end)
+            if parallel:
+                # "GNU m4 and System V m4": the last item names the same kind of thing as the first, whole.
+                items[-1] = clause[m.start("last") + m.group("last").find(items[-1]) : parallel]
+                return items, parallel
             head = items[-1].split()
-            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
+            followed = re.match(r"\s+[a-z][\w-]*", clause[end:])
+            if (
+                len(head) == 2
+                and all(len(i.split()) == 1 for i in items[:-1])
+                and head[0] != items[0]
+                and followed is not None
+                and followed.group(0).strip().lower() not in EDGE_WORDS
+            ):
                 # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant).
+                # ("VACUUM and VACUUM FULL" keeps its variant, "Bash and POSIX sh" its name).
                 items[-1] = head[0]
                 end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
             return items, end
     return None
+
+
+def _parallel_end(clause: str, items: list[str], end: int) -> int | None:
+    """Where the last item ends when it names its kind as the first item does, past the two words an item is
+    matched with: "GNU m4 and System V m4" -> after the second "m4"; else None."""
+    kind = items[0].split()
+    if len(kind) < 2 or len(items[-1].split()) < 2:
+        return None
+    more = re.match(rf"(?:\s+[\w.+#-]+)?\s+{re.escape(kind[-1])}(?![\w.+#-])", clause[end:])
+    if more is None or any(w.lower() in EDGE_WORDS for w in more.group(0).split()[:-1]):
+        return None
+    return end + more.end()
