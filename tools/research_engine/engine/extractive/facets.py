@@ -211,6 +211,18 @@ def _situation_as_context(text: str) -> str:
     if not m.group("mark") and not QUESTION_START_RE.match(m.group("question")):
         return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    compared = enumeration(situation) if _VERSUS_RE.search(situation) else None
+    if compared and compared[1] == len(situation):
+        # "GNU sed vs BSD sed: which options differ?" is no situation but what the question compares: "Which
+        # options differ between GNU sed and BSD sed?", before its scope ("... use between A and B for ...").
+        both = join_items(compared[0])
+        if _BETWEEN_RE.search(question):
+            question = re.sub(r"\b(?:them|they|the two|both)\b", both, question, count=1)
+        else:
+            scope = SCOPE_RE.search(question)
+            cut = scope.start() if scope else len(question)
+            question = f"{question[:cut]} between {both}{question[cut:]}"
+        return f"{question[0].upper()}{question[1:]}?"
     # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
     # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
     situation = re.sub(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+", ", and ", situation)
@@ -236,6 +248,8 @@ def _situation_as_context(text: str) -> str:
 _SITUATION_RE = re.compile(
     rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)(?P<mark>\?)?$"
 )
+_VERSUS_RE = re.compile(r"\s(?:vs\.?|versus)\s", re.IGNORECASE)
+_BETWEEN_RE = re.compile(r"\b(?:between|among|compared?|versus|vs)\b", re.IGNORECASE)
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
