@@ -370,7 +370,29 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return topic
         return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
+    owned = _POSSESSED_RE.search(clause)
+    if owned and _pronoun_first(clause, owned) and _LONG_OWNER_RE.search(topic):
+        # "what is its default value" of "the option that sets ... in GNU m4": "the default value of the
+        # option ...", never "... in GNU m4's default value".
+        said = owned.group("thing").split()
+        thing = said[: next((i for i, w in enumerate(said) if not _names(w)), len(said))]
+        if thing:
+            rest = clause[owned.start("thing") + len(" ".join(thing)) :]
+            return f"{clause[: owned.start()]}the {' '.join(thing)} of {topic}{rest}"
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+# "its default value": the possessive and the noun it owns, up to a function word.
+_POSSESSED_RE = re.compile(r"\b(?:its|their)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})", re.IGNORECASE)
+# An owner too long for "'s": a relative clause or a prepositional phrase in it.
+_LONG_OWNER_RE = re.compile(r"\s(?:that|which|who|in|of|for|on|with|from|to|when)\s", re.IGNORECASE)
+
+
+def _pronoun_first(clause: str, owned: re.Match[str]) -> bool:
+    """Is the possessive the clause's first pronoun (the one the topic replaces)? Its noun then stops at a
+    function word ("its default value in version 2" owns "default value")."""
+    first = _PRONOUN_RE.search(clause)
+    return first is not None and first.start() == owned.start()
 
 
 def _phrase_is_cut(first: Facet, topic: str) -> bool:
