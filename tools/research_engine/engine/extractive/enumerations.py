@@ -1,8 +1,9 @@
 """The things a clause enumerates: "threads, processes and asyncio", "between X and Y", "X vs Y".
 
-Owns `enumeration` (the items and where they end; an item with its own article whole, "a tab page"; the
-items' shared head left off, "json and jsonb data types") and `join_items`. Pure text; `facets` reads a
-clause's enumeration as the entities it asks about.
+Owns `enumeration` (the items and where they end; an item with its own article whole, "a tab page", or
+naming its kind as the first does, "GNU m4 and System V m4"; the items' shared head left off, "json and
+jsonb data types"), `join_items` and `of_each` ("the maximum size of A and of B in C": one clause per thing).
+Pure text; `facets` reads a clause's enumeration as the entities it asks about.
 """
 
 from __future__ import annotations
@@ -128,3 +129,19 @@ def _parallel_end(clause: str, items: list[str], end: int) -> int | None:
     if more is None or any(w.lower() in EDGE_WORDS for w in more.group(0).split()[:-1]):
         return None
     return end + more.end()
+
+
+_OF_EACH_RE = re.compile(
+    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
+    re.IGNORECASE,
+)
+
+
+def of_each(clause: str) -> list[str]:
+    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
+    thing, each with the head and the scope."""
+    m = _OF_EACH_RE.match(clause)
+    if not m:
+        return [clause]
+    tail = m.group("tail") or ""
+    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]

@@ -7,7 +7,9 @@ condition the question opens with, "In Vim, what is ...", put last; a situation,
 ...; what can I change ...?", the context of each question asked in it, never split into questions of its
 own; a follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and
 its "that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as
-the object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
+the object of the plan's angle questions). A quotation is read as written (`quotes`); "A vs B: which ...?"
+asks its question between A and B; a follow-up's "its default" of a long phrase is "the default of ...".
+Pure text; `plan` turns the facets into the sub-questions.
 """
 
 from __future__ import annotations
@@ -16,15 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
-from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items
+from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items, of_each
 from research_engine.engine.extractive.quotes import ENDS_SENTENCE, sealed, unsealed
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
-_OF_EACH_RE = re.compile(
-    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
-    re.IGNORECASE,
-)
 # The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
 SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
 _SUBJECT_RE = re.compile(
@@ -122,7 +120,7 @@ def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
     text = _situation_as_context(sealed(" ".join(objective.split())))
     out: list[Facet] = []
-    for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
+    for clause in [part for whole in _clauses(text) for part in of_each(whole)]:
         clause = _scope_last(clause.replace(_SITUATION_AND, " ").strip(" ,.!?"))
         if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
             # "when should each be used": no term of its own, the entities carry it ("how do I change it"
@@ -261,16 +259,6 @@ _DETERMINERS = frozenset(
 )
 
 
-def _of_each(clause: str) -> list[str]:
-    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
-    thing, each with the head and the scope."""
-    m = _OF_EACH_RE.match(clause)
-    if not m:
-        return [clause]
-    tail = m.group("tail") or ""
-    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]
-
-
 def _resolved(clause: str, first: Facet) -> str:
     """`clause` with a pronoun standing for the first facet replaced by that facet's topic; only in what the
     clause asks: its situation ("..., given that in fish it prints ...") says its own "it"."""
@@ -370,15 +358,15 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return topic
         return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
-    owned = _POSSESSED_RE.search(clause)
-    if owned and _pronoun_first(clause, owned) and _LONG_OWNER_RE.search(topic):
+    owned = _POSSESSED_RE.match(clause, pronoun.start()) if pronoun else None
+    if owned and _LONG_OWNER_RE.search(topic):
         # "what is its default value" of "the option that sets ... in GNU m4": "the default value of the
-        # option ...", never "... in GNU m4's default value".
-        said = owned.group("thing").split()
-        thing = said[: next((i for i, w in enumerate(said) if not _names(w)), len(said))]
-        if thing:
-            rest = clause[owned.start("thing") + len(" ".join(thing)) :]
-            return f"{clause[: owned.start()]}the {' '.join(thing)} of {topic}{rest}"
+        # option ...", never "... in GNU m4's default value"; its noun stops at a function word.
+        owns = owned.group("thing").split()
+        noun = " ".join(owns[: next((i for i, w in enumerate(owns) if not _names(w)), len(owns))])
+        if noun:
+            rest = clause[owned.start("thing") + len(noun) :]
+            return f"{clause[: owned.start()]}the {noun} of {topic}{rest}"
     return _PRONOUN_RE.sub(swap, clause, count=1)
 
 
@@ -386,13 +374,6 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
 _POSSESSED_RE = re.compile(r"\b(?:its|their)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})", re.IGNORECASE)
 # An owner too long for "'s": a relative clause or a prepositional phrase in it.
 _LONG_OWNER_RE = re.compile(r"\s(?:that|which|who|in|of|for|on|with|from|to|when)\s", re.IGNORECASE)
-
-
-def _pronoun_first(clause: str, owned: re.Match[str]) -> bool:
-    """Is the possessive the clause's first pronoun (the one the topic replaces)? Its noun then stops at a
-    function word ("its default value in version 2" owns "default value")."""
-    first = _PRONOUN_RE.search(clause)
-    return first is not None and first.start() == owned.start()
 
 
 def _phrase_is_cut(first: Facet, topic: str) -> bool:
