@@ -165,8 +165,8 @@ def _plan_with_defaults(objective: str) -> list[str]:
             "'protocol version mismatch: is your shell clean?'",
         ),
         (
-            'git push prints "error: failed to push some refs; hint: Updates were rejected". What does it mean?',
-            '"error: failed to push some refs; hint: Updates were rejected"',
+            'git push prints "error: failed to push some refs; hint: fetch first". What does it mean?',
+            '"error: failed to push some refs; hint: fetch first"',
         ),
         (
             "My cron job logs 'cannot open display: :0. Aborting, and retrying later'. Why does it fail?",
@@ -181,9 +181,8 @@ def test_a_quotation_stays_as_written_in_every_sub_question(objective, quoted):
 
 def test_a_sentence_ending_in_a_quotation_sets_the_situation_of_an_unmarked_question_after_it():
     plan = _plan("cmake stops with 'Could not find a package configuration file.' how do i make it find zlib")
-    assert plan == [
-        "How do i make it find zlib, given that cmake stops with 'Could not find a package configuration file.'?"
-    ]
+    situation = "cmake stops with 'Could not find a package configuration file.'"
+    assert plan == [f"How do i make it find zlib, given that {situation}?"]
     assert not [q for q in plan if q.startswith("What is known about")]
 
 
