@@ -224,3 +224,12 @@ def test_the_default_claim_types_add_no_time_angle_to_a_how_to_or_a_comparison()
         assert not [q for q in _plan_with_defaults(objective) if q.startswith("What changed")]
     # A figure has a trend.
     assert _plan_with_defaults("What is the population of Norway?")[-1].startswith("What changed")
+
+
+def test_a_situation_opening_with_when_something_happens_is_a_statement_not_a_question():
+    plan = _plan("When I run make, gcc prints 'undefined reference to main'. How do I link the right file?")
+    assert plan == [
+        "How do I link the right file, given that when I run make, gcc prints 'undefined reference to main'?"
+    ]
+    asked = "When does cron run @reboot jobs"
+    assert _plan(f"{asked}, and in which shell?")[0] == f"{asked}?"  # a question of when stays one

@@ -202,7 +202,10 @@ def _situation_as_context(text: str) -> str:
     can I change in its configuration to make it load faster, given that tig takes a long time to show the
     commit list?", not a "What is known about tig takes a long time ...?" beside it."""
     m = _SITUATION_RE.match(text)
-    if not m or QUESTION_START_RE.match(m.group("situation")) or INSTRUCTION_RE.match(m.group("situation")):
+    opening = m.group("situation") if m else ""
+    if not m or (QUESTION_START_RE.match(opening) and not _WHEN_STATED_RE.match(opening)):
+        return text
+    if INSTRUCTION_RE.match(opening):
         return text
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
@@ -248,6 +251,8 @@ _SITUATION_RE = re.compile(
 )
 _VERSUS_RE = re.compile(r"\s(?:vs\.?|versus)\s", re.IGNORECASE)
 _BETWEEN_RE = re.compile(r"\b(?:between|among|compared?|versus|vs)\b", re.IGNORECASE)
+# "When I open a file, Vim shows ...": a statement of when, not a question ("When does Vim show ...").
+_WHEN_STATED_RE = re.compile(r"^when\s+(?:i|we|you|my|our|your|the|a|an)\s", re.IGNORECASE)
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
