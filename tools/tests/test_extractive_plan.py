@@ -150,3 +150,86 @@ def test_an_article_before_a_lists_first_item_goes_with_each_item():
         "What is an update in Rails?",
         "What is a user in Rails?",
     ]
+
+
+def _plan_with_defaults(objective: str) -> list[str]:
+    """Planned with the claim types a brief defaults to: factual and quantitative."""
+    return [q.text for q in plan_of({"objective": objective, "claim_types": ["factual", "quantitative"]})]
+
+
+@pytest.mark.parametrize(
+    ("objective", "quoted"),
+    [
+        (
+            "rsync stops with 'protocol version mismatch: is your shell clean?'. How do I find the cause?",
+            "'protocol version mismatch: is your shell clean?'",
+        ),
+        (
+            'git push prints "error: failed to push some refs; hint: fetch first". What does it mean?',
+            '"error: failed to push some refs; hint: fetch first"',
+        ),
+        (
+            "My cron job logs 'cannot open display: :0. Aborting, and retrying later'. Why does it fail?",
+            "'cannot open display: :0. Aborting, and retrying later'",
+        ),
+    ],
+)
+def test_a_quotation_stays_as_written_in_every_sub_question(objective, quoted):
+    plan = _plan(objective)
+    assert plan and all(quoted in q for q in plan)
+
+
+def test_a_sentence_ending_in_a_quotation_sets_the_situation_of_an_unmarked_question_after_it():
+    plan = _plan("cmake stops with 'Could not find a package configuration file.' how do i make it find zlib")
+    situation = "cmake stops with 'Could not find a package configuration file.'"
+    assert plan == [f"How do i make it find zlib, given that {situation}?"]
+    assert not [q for q in plan if q.startswith("What is known about")]
+
+
+def test_a_comparison_of_two_things_keeps_the_comparison_and_names_each_whole():
+    plan = _plan("What are the incompatibilities between GNU awk and BSD awk?")
+    assert plan == [
+        "What is GNU awk?",
+        "What is BSD awk?",
+        "What are the incompatibilities between GNU awk and BSD awk?",
+    ]
+    assert _plan("What are the differences between zsh and POSIX sh?")[1] == "What is POSIX sh?"
+    assert _plan("What is the relationship between json and jsonb data types in PostgreSQL?")[:2] == [
+        "What is json in PostgreSQL?",
+        "What is jsonb in PostgreSQL?",
+    ]
+
+
+def test_a_versus_topic_before_the_question_is_what_the_question_compares():
+    plan = _plan("GNU grep vs BSD grep: which flags behave differently?")
+    assert "Which flags behave differently between GNU grep and BSD grep?" in plan
+    assert not [q for q in plan if "given that" in q]
+    plan = _plan("Podman versus Docker: which one should I use for rootless containers?")
+    assert "Which one should I use between Podman and Docker for rootless containers?" in plan
+
+
+def test_its_of_a_long_antecedent_is_said_with_of():
+    plan = _plan("Which option limits the number of open files in nginx, and what is its default value?")
+    assert plan[1] == "What is the default value of the option that limits the number of open files in nginx?"
+    assert _plan("What is Redis's maxmemory setting, and what is its default value?")[1] == (
+        "What is Redis's maxmemory setting's default value?"  # a short name keeps its "'s"
+    )
+
+
+def test_the_default_claim_types_add_no_time_angle_to_a_how_to_or_a_comparison():
+    for objective in (
+        "How do I write a loop in GNU make that iterates over each word of a variable?",
+        "What are the incompatibilities between GNU awk and BSD awk?",
+    ):
+        assert not [q for q in _plan_with_defaults(objective) if q.startswith("What changed")]
+    # A figure has a trend.
+    assert _plan_with_defaults("What is the population of Norway?")[-1].startswith("What changed")
+
+
+def test_a_situation_opening_with_when_something_happens_is_a_statement_not_a_question():
+    plan = _plan("When I run make, gcc prints 'undefined reference to main'. How do I link the right file?")
+    assert plan == [
+        "How do I link the right file, given that when I run make, gcc prints 'undefined reference to main'?"
+    ]
+    asked = "When does cron run @reboot jobs"
+    assert _plan(f"{asked}, and in which shell?")[0] == f"{asked}?"  # a question of when stays one

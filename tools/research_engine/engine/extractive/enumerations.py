@@ -1,8 +1,9 @@
 """The things a clause enumerates: "threads, processes and asyncio", "between X and Y", "X vs Y".
 
-Owns `enumeration` (the items and where they end; an item with its own article whole, "a tab page"; the
-items' shared head left off, "json and jsonb data types") and `join_items`. Pure text; `facets` reads a
-clause's enumeration as the entities it asks about.
+Owns `enumeration` (the items and where they end; an item with its own article whole, "a tab page", or
+naming its kind as the first does, "GNU m4 and System V m4"; the items' shared head left off, "json and
+jsonb data types"), `join_items` and `of_each` ("the maximum size of A and of B in C": one clause per thing).
+Pure text; `facets` reads a clause's enumeration as the entities it asks about.
 """
 
 from __future__ import annotations
@@ -96,11 +97,51 @@ def enumeration(clause: str) -> tuple[list[str], int] | None:
                     items[-1] += f" {word}"
                     end = clause.index(word, end) + len(word)
                 return items, end
+            parallel = _parallel_end(clause, items, end)
+            if parallel:
+                # "GNU m4 and System V m4": the last item names the same kind of thing as the first, whole.
+                items[-1] = clause[m.start("last") + m.group("last").find(items[-1]) : parallel]
+                return items, parallel
             head = items[-1].split()
-            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
+            followed = re.match(r"\s+[a-z][\w-]*", clause[end:])
+            if (
+                len(head) == 2
+                and all(len(i.split()) == 1 for i in items[:-1])
+                and head[0] != items[0]
+                and followed is not None
+                and followed.group(0).strip().lower() not in EDGE_WORDS
+            ):
                 # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant).
+                # ("VACUUM and VACUUM FULL" keeps its variant, "Bash and POSIX sh" its name).
                 items[-1] = head[0]
                 end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
             return items, end
     return None
+
+
+def _parallel_end(clause: str, items: list[str], end: int) -> int | None:
+    """Where the last item ends when it names its kind as the first item does, past the two words an item is
+    matched with: "GNU m4 and System V m4" -> after the second "m4"; else None."""
+    kind = items[0].split()
+    if len(kind) < 2 or len(items[-1].split()) < 2:
+        return None
+    more = re.match(rf"(?:\s+[\w.+#-]+)?\s+{re.escape(kind[-1])}(?![\w.+#-])", clause[end:])
+    if more is None or any(w.lower() in EDGE_WORDS for w in more.group(0).split()[:-1]):
+        return None
+    return end + more.end()
+
+
+_OF_EACH_RE = re.compile(
+    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
+    re.IGNORECASE,
+)
+
+
+def of_each(clause: str) -> list[str]:
+    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
+    thing, each with the head and the scope."""
+    m = _OF_EACH_RE.match(clause)
+    if not m:
+        return [clause]
+    tail = m.group("tail") or ""
+    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]

@@ -7,7 +7,9 @@ condition the question opens with, "In Vim, what is ...", put last; a situation,
 ...; what can I change ...?", the context of each question asked in it, never split into questions of its
 own; a follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and
 its "that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as
-the object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
+the object of the plan's angle questions). A quotation is read as written (`quotes`); "A vs B: which ...?"
+asks its question between A and B; a follow-up's "its default" of a long phrase is "the default of ...".
+Pure text; `plan` turns the facets into the sub-questions.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
-from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items
+from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items, of_each
+from research_engine.engine.extractive.quotes import ENDS_SENTENCE, sealed, unsealed
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
-_OF_EACH_RE = re.compile(
-    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
-    re.IGNORECASE,
-)
 # The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
 SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
 _SUBJECT_RE = re.compile(
@@ -119,9 +118,9 @@ class Facet:
 
 def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
-    text = _situation_as_context(" ".join(objective.split()))
+    text = _situation_as_context(sealed(" ".join(objective.split())))
     out: list[Facet] = []
-    for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
+    for clause in [part for whole in _clauses(text) for part in of_each(whole)]:
         clause = _scope_last(clause.replace(_SITUATION_AND, " ").strip(" ,.!?"))
         if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
             # "when should each be used": no term of its own, the entities carry it ("how do I change it"
@@ -143,6 +142,11 @@ def facets_of(objective: str) -> list[Facet]:
     for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
+    for facet in out:  # a quotation as the objective wrote it
+        facet.clause, facet.tail, facet.subject, facet.asked = map(
+            unsealed, (facet.clause, facet.tail, facet.subject, facet.asked)
+        )
+        facet.items = [unsealed(item) for item in facet.items]
     return out
 
 
@@ -198,14 +202,31 @@ def _situation_as_context(text: str) -> str:
     can I change in its configuration to make it load faster, given that tig takes a long time to show the
     commit list?", not a "What is known about tig takes a long time ...?" beside it."""
     m = _SITUATION_RE.match(text)
-    if not m or QUESTION_START_RE.match(m.group("situation")) or INSTRUCTION_RE.match(m.group("situation")):
+    opening = m.group("situation") if m else ""
+    if not m or (QUESTION_START_RE.match(opening) and not _WHEN_STATED_RE.match(opening)):
+        return text
+    if INSTRUCTION_RE.match(opening):
         return text
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
+    if not m.group("mark") and not QUESTION_START_RE.match(m.group("question")):
+        return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    compared = enumeration(situation) if _VERSUS_RE.search(situation) else None
+    if compared and compared[1] == len(situation):
+        # "GNU sed vs BSD sed: which options differ?" is no situation but what the question compares: "Which
+        # options differ between GNU sed and BSD sed?", before its scope ("... use between A and B for ...").
+        both = join_items(compared[0])
+        if _BETWEEN_RE.search(question):
+            question = re.sub(r"\b(?:them|they|the two|both)\b", both, question, count=1)
+        else:
+            scope = SCOPE_RE.search(question)
+            cut = scope.start() if scope else len(question)
+            question = f"{question[:cut]} between {both}{question[cut:]}"
+        return f"{question[0].upper()}{question[1:]}?"
     # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
     # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
-    situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
+    situation = re.sub(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+", ", and ", situation)
     situation = re.sub(r"\s+and\s+", f" and{_SITUATION_AND}", situation)
     first, _, rest = situation.partition(" ")
     # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
@@ -224,7 +245,14 @@ def _situation_as_context(text: str) -> str:
 
 # The situation is every statement before the closing question, one sentence or several ("My server cannot
 # deliver mail directly; our provider wants ... password. How do I configure Postfix for that?").
-_SITUATION_RE = re.compile(r"^(?P<situation>[^?]{12,})[;.:]\s+(?P<question>(?:(?![.;:]\s)[^?])+\?)$")
+# A question left without its mark ("... older release.' how do i fix this") is one when it opens as one.
+_SITUATION_RE = re.compile(
+    rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)(?P<mark>\?)?$"
+)
+_VERSUS_RE = re.compile(r"\s(?:vs\.?|versus)\s", re.IGNORECASE)
+_BETWEEN_RE = re.compile(r"\b(?:between|among|compared?|versus|vs)\b", re.IGNORECASE)
+# "When I open a file, Vim shows ...": a statement of when, not a question ("When does Vim show ...").
+_WHEN_STATED_RE = re.compile(r"^when\s+(?:i|we|you|my|our|your|the|a|an)\s", re.IGNORECASE)
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
@@ -234,16 +262,6 @@ INSTRUCTION_RE = re.compile(
 _DETERMINERS = frozenset(
     "the a an my our your this these some when if it they there that since whenever although though".split()  # noqa: SIM905
 )
-
-
-def _of_each(clause: str) -> list[str]:
-    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
-    thing, each with the head and the scope."""
-    m = _OF_EACH_RE.match(clause)
-    if not m:
-        return [clause]
-    tail = m.group("tail") or ""
-    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]
 
 
 def _resolved(clause: str, first: Facet) -> str:
@@ -345,7 +363,22 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return topic
         return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
+    owned = _POSSESSED_RE.match(clause, pronoun.start()) if pronoun else None
+    if owned and _LONG_OWNER_RE.search(topic):
+        # "what is its default value" of "the option that sets ... in GNU m4": "the default value of the
+        # option ...", never "... in GNU m4's default value"; its noun stops at a function word.
+        owns = owned.group("thing").split()
+        noun = " ".join(owns[: next((i for i, w in enumerate(owns) if not _names(w)), len(owns))])
+        if noun:
+            rest = clause[owned.start("thing") + len(noun) :]
+            return f"{clause[: owned.start()]}the {noun} of {topic}{rest}"
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+# "its default value": the possessive and the noun it owns, up to a function word.
+_POSSESSED_RE = re.compile(r"\b(?:its|their)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})", re.IGNORECASE)
+# An owner too long for "'s": a relative clause or a prepositional phrase in it.
+_LONG_OWNER_RE = re.compile(r"\s(?:that|which|who|in|of|for|on|with|from|to|when)\s", re.IGNORECASE)
 
 
 def _phrase_is_cut(first: Facet, topic: str) -> bool:

@@ -232,11 +232,18 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     extra: list[tuple[str, str, set[str] | None]] = []
     phrase_focus = main_focus or None
     # Angles are added only where they can be answered from the brief's scope: "what changed" when the
-    # objective asks about change or wants figures (a series has a trend); the counter angle when the
-    # objective weighs something (every finding is contested by the verifier anyway). A sub-question that
-    # only re-asks the main one with "official documentation" added is padding: the sources' own type is
-    # selection's business.
-    time_wanted = (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not (
+    # objective asks about change or for a figure the brief wants (a series has a trend); the counter angle
+    # when the objective weighs something (every finding is contested by the verifier anyway). A sub-question
+    # that only re-asks the main one with "official documentation" added is padding: the sources' own type
+    # is selection's business.
+    # The quantitative claim type (the brief's default) wants a trend only of a figure the objective asks for:
+    # a how-to or an explanation naming no time has no "what changed in the last 5 years".
+    series = (
+        ClaimType.QUANTITATIVE in allowed
+        and QUANTITY_RE.search(objective) is not None
+        and expected_kind(main.clause) != AnswerKind.PROCEDURE
+    )
+    time_wanted = (TIME_RE.search(objective) or series) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)
