@@ -208,3 +208,20 @@ def test_a_snippet_is_chosen_for_the_query_words_it_shows_not_those_cut_off_afte
     text = f"{example} Other text here. {entry} More text follows."
     shown = snippet(text, "limit size output file ffmpeg writes")
     assert "-fs limit_size (output) Set the file size limit" in shown and "video stream" not in shown
+
+
+def test_a_release_is_found_by_the_version_it_is_a_release_of(tmp_path):
+    # Real Sphinx pages of Django 3.2's documentation: every title ends "— Django 3.2.25 documentation".
+    # "Django 1.6" is how a question names the 1.6.11 release; and the site's tail, on every page, tells no
+    # page apart (Tornado's "— Tornado 6.2 documentation" had drowned "What's new in Tornado 6.2.0").
+    from research_engine.corpus.index import site_title
+
+    docs = Path(__file__).parent / "fixtures" / "docs"
+    for page in docs.glob("django-3.2-*.html"):
+        (tmp_path / page.name).write_bytes(page.read_bytes())
+    corpus = Corpus(tmp_path, cache_root=tmp_path / "cache")
+    assert site_title([p.title for p in corpus.index.pages]) == "Django 3.2.25 documentation"
+    assert tokenize("What is new in 6.2.0") == ["new", "6.2.0", "6.2"]
+    ranked = [p.path for _, p in corpus.index.search("django 1.6")]
+    assert ranked[0] == "django-3.2-releases-1.6.11.html"
+    assert not any("documentation" in p.title_terms for p in corpus.index.pages)  # the page's own title only

@@ -43,8 +43,32 @@ _fold = functools.lru_cache(maxsize=262_144)(fold)
 
 def tokenize(text: str) -> list[str]:
     """Words of `text` as the index sees them: stop words dropped, suffixes folded (`terms.fold`),
-    version numbers ("3.11") and identifiers ("run_until_complete") kept whole."""
-    return [_fold(w) for w in words(text) if w not in _STOPWORDS]
+    version numbers ("3.11") and identifiers ("run_until_complete") kept whole; a release's version
+    ("6.2.0") also as the version it is a release of ("6.2"), which is how a question names it."""
+    out = []
+    for w in words(text):
+        if w in _STOPWORDS:
+            continue
+        out.append(_fold(w))
+        if _RELEASE_RE.fullmatch(w):
+            out.append(w.rsplit(".", 1)[0])
+    return out
+
+
+_RELEASE_RE = re.compile(r"\d+\.\d+\.\d+")
+# What separates a page's own title from the site's ("Asynchronous I/O — Python 3.11 documentation").
+_TITLE_SEPARATOR_RE = re.compile(r"\s+(?:[\u2014\u2013|:]|-{1,2}|::)\s+")
+SITE_TITLE_SHARE = 0.5  # a title tail this share of the pages end with is the site's name, not the page's
+
+
+def site_title(titles: list[str]) -> str:
+    """The tail most page titles share after a separator ("Tornado 6.2 documentation"), when at least
+    `SITE_TITLE_SHARE` of them (three or more) do; "" otherwise."""
+    tails = Counter(_TITLE_SEPARATOR_RE.split(t)[-1] for t in titles if _TITLE_SEPARATOR_RE.search(t))
+    if not tails:
+        return ""
+    tail, count = tails.most_common(1)[0]
+    return tail if count >= 3 and count >= SITE_TITLE_SHARE * len(titles) else ""
 
 
 @dataclass
@@ -67,6 +91,7 @@ class Bm25Index:
     """Okapi BM25 over whole pages (k1=1.5, b=0.75) plus a title-field bonus; deterministic ranking."""
 
     def __init__(self, pages: list[CorpusPage], k1: float = 1.5, b: float = 0.75) -> None:
+        pages = _without_site_title(pages)
         self.pages = pages
         self.k1, self.b = k1, b
         self.doc_freq: Counter[str] = Counter()
@@ -134,3 +159,22 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
             best, best_score = window, score
     best = best.strip()
     return best if len(best) <= width else best[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _without_site_title(pages: list[CorpusPage]) -> list[CorpusPage]:
+    """`pages` with the site's title tail (`site_title`) counted nowhere: every page carries it, so its words
+    ("Tornado 6.2 documentation") tell no page apart, yet they drowned the one page that is about 6.2."""
+    tail = site_title([p.title for p in pages])
+    if not tail:
+        return pages
+    drop = Counter(tokenize(tail))
+    out = []
+    for page in pages:
+        if not page.title.endswith(tail):
+            out.append(page)
+            continue
+        own = page.title[: -len(tail)].rstrip(" \u2014\u2013|:-")
+        tokens = page.tokens - drop  # the title was counted in the body once
+        length = sum(tokens.values())
+        out.append(CorpusPage(page.path, page.title, page.text, tokens, length, frozenset(tokenize(own))))
+    return out
