@@ -47,6 +47,8 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     """`kept` (trafilatura's passages, in order) with the blocks it dropped wrongly put back in place, and
     the structure of the page's blocks on the passages that are those blocks."""
     kept_keys = [c.key for c in kept]
+    kept_at = _kept_places(kept_keys, said)
+    kept, kept_keys, kept_at = _in_page_order(kept, kept_keys, kept_at)
     joined, whole = "\n".join(kept_keys), set(kept_keys)
     keys = [b.key for b in blocks]
     # A short heading, term or list item is kept only as a passage of its own: "The raw way" inside "The raw
@@ -55,7 +57,7 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     short = [
         b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
     ]
-    at_page, kept_at = _places(keys, said), _kept_places(kept_keys, said)
+    at_page = _places(keys, said)
     inside_kept = _covering(kept_keys, kept_at)
     # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
     # navigation (`_with_structure`): it keeps no heading of those words.
@@ -163,13 +165,42 @@ def _places(keys: list[str], said: str) -> list[int]:
 
 
 def _kept_places(kept_keys: list[str], said: str) -> list[int]:
-    """Where each kept passage's words start in the page's words (-1: not found in order)."""
+    """Where each kept passage's words start in the page's words (-1: not found).
+
+    In order first. Then a passage not found ahead is sought behind, in the words between the two passages
+    found before it: trafilatura writes a table nested in a cell after the table holding it, so the nested
+    rows come out after the row around them (Doxygen's prototype, nested beside its labels "virtual",
+    "static"). Unplaced, such a row went where it was written and its own block came back too, twice.
+    """
     at, out = 0, []
     for key in kept_keys:
         found = said.find(key, at) if key else -1
         out.append(found)
         at = found + len(key) if found >= 0 else at
+    found_before = [j for j, at in enumerate(out) if at >= 0]
+    for n, j in enumerate(found_before):
+        lo = out[found_before[n - 1]] + len(kept_keys[found_before[n - 1]]) if n else 0
+        hi = out[j]
+        after = found_before[n + 1] if n + 1 < len(found_before) else len(out)
+        # The run after it, last first, each as close behind as it stands: a nested table ends where the cell
+        # around it does, and its rows keep their order.
+        for k in range(after - 1, j, -1):
+            found = said.rfind(kept_keys[k], lo, hi) if kept_keys[k] else -1
+            if found >= 0:
+                out[k], hi = found, found
     return out
+
+
+def _in_page_order(
+    kept: list[Block], kept_keys: list[str], kept_at: list[int]
+) -> tuple[list[Block], list[str], list[int]]:
+    """The kept passages in the order their words stand in the page; one not found stays after the passage
+    before it."""
+    place: list[tuple[int, int]] = []
+    for j, at in enumerate(kept_at):
+        place.append((at, j) if at >= 0 else (place[-1][0] if place else -1, j))
+    order = sorted(range(len(kept)), key=place.__getitem__)
+    return [kept[j] for j in order], [kept_keys[j] for j in order], [kept_at[j] for j in order]
 
 
 def _covering(kept_keys: list[str], kept_at: list[int]) -> Callable[[int, int], bool]:
@@ -262,7 +293,7 @@ def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:
             continue
         x = _twin_level(b.element, tally)
         if x not in seen:
-            seen[x] = _has_kept_twin(x, tally)
+            seen[x] = _has_kept_twin(x, tally) or _has_kept_counterpart(x, tally)
         if seen[x]:
             out.add(x)
         elif _announced_item(b.element, tally):
@@ -304,6 +335,25 @@ def _has_kept_twin(x: Any, tally: dict[Any, list[int]]) -> bool:
         kept, total = tally[sibling]
         if kept / total >= _TWIN_KEPT_SHARE:
             return True
+    return False
+
+
+def _has_kept_counterpart(x: Any, tally: dict[Any, list[int]]) -> bool:
+    """Whether a twin of `x`'s parent holds a part built like `x` (same tag and class) that trafilatura
+    mostly kept: the same part of another entry. Doxygen's members are each a `div.memitem` holding the
+    prototype (`div.memproto`) and the description (`div.memdoc`); where a member's description stays but its
+    prototype went, other members' prototypes stayed."""
+    parent = x.getparent()
+    if parent is None or parent.getparent() is None:
+        return False
+    sig, parent_sig = (x.tag, x.get("class")), (parent.tag, parent.get("class"))
+    for twin in parent.getparent():
+        if twin is parent or (twin.tag, twin.get("class")) != parent_sig:
+            continue
+        for part in twin:
+            counts = tally.get(part)
+            if counts and (part.tag, part.get("class")) == sig and counts[0] / counts[1] >= _TWIN_KEPT_SHARE:
+                return True
     return False
 
 
