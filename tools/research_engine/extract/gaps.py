@@ -130,14 +130,22 @@ def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[
     j = i + 1
     while j < len(blocks) and blocks[j].link_share >= NAVIGATION_LINK_SHARE and blocks[j].kind != "heading":
         j += 1  # a menu of the section's subsections, a "Next: ..., Up: ..." bar (texinfo): passed over
+    if j > i + 1:  # past navigation: what stays lies in the heading's section
+        section = lone_wrapper(blocks[i].element).getparent()
+        return j < len(blocks) and (hits[j] or back[j]) and section in blocks[j].element.iterancestors()
+    after = following(blocks[i].element)
+    if after is None:
+        return False
+    # Blocks dropped inside what the heading heads are passed over: a member's template line above its
+    # prototype (Doxygen) does not part the member's heading from the prototype that stays.
+    while j < len(blocks) and blocks[j].kind != "heading" and not (hits[j] or back[j]):
+        if after not in blocks[j].element.iterancestors():
+            return False
+        j += 1
     if j >= len(blocks) or not (hits[j] or back[j]):
         return False
     nxt = blocks[j].element
-    if j > i + 1:  # past navigation: what stays lies in the heading's section
-        section = lone_wrapper(blocks[i].element).getparent()
-        return section is not None and section in nxt.iterancestors()
-    after = following(blocks[i].element)
-    return after is not None and (nxt is after or after in nxt.iterancestors())
+    return nxt is after or after in nxt.iterancestors()
 
 
 def _describes_kept(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
@@ -339,22 +347,35 @@ def _has_kept_twin(x: Any, tally: dict[Any, list[int]]) -> bool:
 
 
 def _has_kept_counterpart(x: Any, tally: dict[Any, list[int]]) -> bool:
-    """Whether a twin of `x`'s parent holds a part built like `x` (same tag and class) that trafilatura
-    mostly kept: the same part of another entry. Doxygen's members are each a `div.memitem` holding the
-    prototype (`div.memproto`) and the description (`div.memdoc`); where a member's description stays but its
-    prototype went, other members' prototypes stayed."""
-    parent = x.getparent()
-    if parent is None or parent.getparent() is None:
-        return False
-    sig, parent_sig = (x.tag, x.get("class")), (parent.tag, parent.get("class"))
-    for twin in parent.getparent():
-        if twin is parent or (twin.tag, twin.get("class")) != parent_sig:
-            continue
-        for part in twin:
-            counts = tally.get(part)
-            if counts and (part.tag, part.get("class")) == sig and counts[0] / counts[1] >= _TWIN_KEPT_SHARE:
-                return True
+    """Whether a twin of an element holding `x` (up to `_COUNTERPART_LEVELS` up) holds, in the same place
+    (the same tags and classes down to `x`), a part that trafilatura mostly kept: the same part of another
+    entry. Doxygen's members are each a `div.memitem` holding a prototype (`div.memproto`) and a description
+    (`div.memdoc`): where a member's description stays but its prototype went, other members' stayed."""
+    path = [_signature(x)]
+    holder = x.getparent()
+    for _ in range(_COUNTERPART_LEVELS):
+        if holder is None or holder.getparent() is None:
+            return False
+        for twin in holder.getparent():
+            if twin is holder or _signature(twin) != _signature(holder):
+                continue
+            parts = [twin]
+            for sig in reversed(path):
+                parts = [part for el in parts for part in el if _signature(part) == sig]
+            for part in parts:
+                counts = tally.get(part)
+                if counts and counts[0] / counts[1] >= _TWIN_KEPT_SHARE:
+                    return True
+        path.append(_signature(holder))
+        holder = holder.getparent()
     return False
+
+
+_COUNTERPART_LEVELS = 2  # a part of an entry's part: a paragraph of a member's description
+
+
+def _signature(el: Any) -> tuple[Any, Any]:
+    return el.tag, el.get("class")
 
 
 def _announced_item(el: Any, tally: dict[Any, list[int]]) -> bool:
