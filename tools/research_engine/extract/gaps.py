@@ -27,7 +27,7 @@ definition's term, the description a block belongs to. Pure.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,18 +46,18 @@ _ALONE = ("heading", "list-item", "term")
 def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | None = None) -> list[Block]:
     """`kept` (trafilatura's passages, in order) with the blocks it dropped wrongly put back in place, and
     the structure of the page's blocks on the passages that are those blocks."""
+    keys = [b.key for b in blocks]
+    at_page = _places(keys, said)
     kept_keys = [c.key for c in kept]
-    kept_at = _kept_places(kept_keys, said)
+    kept_at = _kept_places(kept, kept_keys, said, _block_starts(keys, at_page))
     kept, kept_keys, kept_at = _in_page_order(kept, kept_keys, kept_at)
     joined, whole = "\n".join(kept_keys), set(kept_keys)
-    keys = [b.key for b in blocks]
     # A short heading, term or list item is kept only as a passage of its own: "The raw way" inside "The raw
     # way to limit access to pages is ..." is a heading trafilatura dropped, "TEXT" inside a paragraph about
     # TEXT affinity an item of a list it dropped.
     short = [
         b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
     ]
-    at_page = _places(keys, said)
     inside_kept = _covering(kept_keys, kept_at)
     # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
     # navigation (`_with_structure`): it keeps no heading of those words.
@@ -172,17 +172,35 @@ def _places(keys: list[str], said: str) -> list[int]:
     return out
 
 
-def _kept_places(kept_keys: list[str], said: str) -> list[int]:
+def _kept_places(
+    kept: list[Block], kept_keys: list[str], said: str, starts: dict[str, list[int]]
+) -> list[int]:
     """Where each kept passage's words start in the page's words (-1: not found).
 
     In order first. Then a passage not found ahead is sought behind, in the words between the two passages
     found before it: trafilatura writes a table nested in a cell after the table holding it, so the nested
     rows come out after the row around them (Doxygen's prototype, nested beside its labels "virtual",
-    "static"). Unplaced, such a row went where it was written and its own block came back too, twice.
+    "static"). Unplaced, such a row went where it was written and its own block came back too, twice. A
+    short heading, term or list item is found only where a block of its words starts (`starts`): the
+    heading "name()" is not the word "name" in the sentence before it.
     """
+
+    def seek(j: int, lo: int, hi: int, last: bool) -> int:
+        key = kept_keys[j]
+        if not key:
+            return -1
+        if kept[j].kind in _ALONE and len(key.split()) < _ANCHOR_MIN_WORDS:
+            places = starts.get(key, [])
+            if last:
+                n = bisect_right(places, hi - len(key)) - 1
+                return places[n] if n >= 0 and places[n] >= lo else -1
+            n = bisect_left(places, lo)
+            return places[n] if n < len(places) and places[n] + len(key) <= hi else -1
+        return said.rfind(key, lo, hi) if last else said.find(key, lo, hi)
+
     at, out = 0, []
-    for key in kept_keys:
-        found = said.find(key, at) if key else -1
+    for j, key in enumerate(kept_keys):
+        found = seek(j, at, len(said), last=False)
         out.append(found)
         at = found + len(key) if found >= 0 else at
     found_before = [j for j, at in enumerate(out) if at >= 0]
@@ -193,10 +211,19 @@ def _kept_places(kept_keys: list[str], said: str) -> list[int]:
         # The run after it, last first, each as close behind as it stands: a nested table ends where the cell
         # around it does, and its rows keep their order.
         for k in range(after - 1, j, -1):
-            found = said.rfind(kept_keys[k], lo, hi) if kept_keys[k] else -1
+            found = seek(k, lo, hi, last=True)
             if found >= 0:
                 out[k], hi = found, found
     return out
+
+
+def _block_starts(keys: list[str], at_page: list[int]) -> dict[str, list[int]]:
+    """Where in the page's words each block's words start, by those words, in order."""
+    starts: dict[str, list[int]] = {}
+    for key, at in zip(keys, at_page, strict=True):
+        if at >= 0:
+            starts.setdefault(key, []).append(at)
+    return starts
 
 
 def _in_page_order(
