@@ -18,7 +18,7 @@ most half its words link text. Boilerplate is rarely built like the content besi
 slot, a share bar or a related-links box differs in tag or class from the paragraphs around it), and
 headers, footers and sidebars lie outside the kept span. A heading that repeats the page title never
 comes back (the title is metadata), nor one heading nothing that stays. Each block goes back where its
-words stand in the page, between the kept passages around it.
+words stand in the page, between the kept passages around it, which `aligning` places in the page first.
 
 Then each kept passage that is a block of the page takes the block's structure and text: a heading's level, a
 preformatted block's kind (trafilatura reads a `<pre>` that does not look like code as a quotation), a
@@ -27,20 +27,19 @@ definition's term, the description a block belongs to. Pure.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from research_engine.extract.aligning import ALONE, ANCHOR_MIN_WORDS, in_page_order, kept_places
 from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, labels_only, words
 from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
-_ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
 _NEAR_CHARS = 200  # a shorter block is sought this close after the block before it
 _TWIN_KEPT_SHARE = 0.5
-_ALONE = ("heading", "list-item", "term")
 
 
 def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | None = None) -> list[Block]:
@@ -48,16 +47,13 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     the structure of the page's blocks on the passages that are those blocks."""
     keys = [b.key for b in blocks]
     at_page = _places(keys, said)
+    kept, kept_at = in_page_order(kept, kept_places(kept, said, blocks, at_page))
     kept_keys = [c.key for c in kept]
-    kept_at = _kept_places(kept, kept_keys, said, _block_starts(keys, at_page))
-    kept, kept_keys, kept_at = _in_page_order(kept, kept_keys, kept_at)
     joined, whole = "\n".join(kept_keys), set(kept_keys)
     # A short heading, term or list item is kept only as a passage of its own: "The raw way" inside "The raw
     # way to limit access to pages is ..." is a heading trafilatura dropped, "TEXT" inside a paragraph about
     # TEXT affinity an item of a list it dropped.
-    short = [
-        b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
-    ]
+    short = [b.kind in ALONE and len(k.split()) < ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)]
     inside_kept = _covering(kept_keys, kept_at)
     # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
     # navigation (`_with_structure`): it keeps no heading of those words.
@@ -164,78 +160,12 @@ def _places(keys: list[str], said: str) -> list[int]:
     at, out = 0, []
     for key in keys:
         # A few words ("email") are looked for just ahead only: found further on they are some other text.
-        near = at + len(key) + _NEAR_CHARS if len(key.split()) < _ANCHOR_MIN_WORDS else None
+        near = at + len(key) + _NEAR_CHARS if len(key.split()) < ANCHOR_MIN_WORDS else None
         found = said.find(key, at, near) if key else -1
         out.append(found)
         if found >= 0:
             at = found + len(key)
     return out
-
-
-def _kept_places(
-    kept: list[Block], kept_keys: list[str], said: str, starts: dict[str, list[int]]
-) -> list[int]:
-    """Where each kept passage's words start in the page's words (-1: not found).
-
-    In order first. Then a passage not found ahead is sought behind, in the words between the two passages
-    found before it: trafilatura writes a table nested in a cell after the table holding it, so the nested
-    rows come out after the row around them (Doxygen's prototype, nested beside its labels "virtual",
-    "static"). Unplaced, such a row went where it was written and its own block came back too, twice. A
-    short heading, term or list item is found only where a block of its words starts (`starts`): the
-    heading "name()" is not the word "name" in the sentence before it.
-    """
-
-    def seek(j: int, lo: int, hi: int, last: bool) -> int:
-        key = kept_keys[j]
-        if not key:
-            return -1
-        if kept[j].kind in _ALONE and len(key.split()) < _ANCHOR_MIN_WORDS:
-            places = starts.get(key, [])
-            if last:
-                n = bisect_right(places, hi - len(key)) - 1
-                return places[n] if n >= 0 and places[n] >= lo else -1
-            n = bisect_left(places, lo)
-            return places[n] if n < len(places) and places[n] + len(key) <= hi else -1
-        return said.rfind(key, lo, hi) if last else said.find(key, lo, hi)
-
-    at, out = 0, []
-    for j, key in enumerate(kept_keys):
-        found = seek(j, at, len(said), last=False)
-        out.append(found)
-        at = found + len(key) if found >= 0 else at
-    found_before = [j for j, at in enumerate(out) if at >= 0]
-    for n, j in enumerate(found_before):
-        lo = out[found_before[n - 1]] + len(kept_keys[found_before[n - 1]]) if n else 0
-        hi = out[j]
-        after = found_before[n + 1] if n + 1 < len(found_before) else len(out)
-        # The run after it, last first, each as close behind as it stands: a nested table ends where the cell
-        # around it does, and its rows keep their order.
-        for k in range(after - 1, j, -1):
-            found = seek(k, lo, hi, last=True)
-            if found >= 0:
-                out[k], hi = found, found
-    return out
-
-
-def _block_starts(keys: list[str], at_page: list[int]) -> dict[str, list[int]]:
-    """Where in the page's words each block's words start, by those words, in order."""
-    starts: dict[str, list[int]] = {}
-    for key, at in zip(keys, at_page, strict=True):
-        if at >= 0:
-            starts.setdefault(key, []).append(at)
-    return starts
-
-
-def _in_page_order(
-    kept: list[Block], kept_keys: list[str], kept_at: list[int]
-) -> tuple[list[Block], list[str], list[int]]:
-    """The kept passages in the order their words stand in the page; one not found stays after the passage
-    before it."""
-    place: list[tuple[int, int]] = []
-    for j, at in enumerate(kept_at):
-        place.append((at, j) if at >= 0 else (place[-1][0] if place else -1, j))
-    order = sorted(range(len(kept)), key=place.__getitem__)
-    return [kept[j] for j in order], [kept_keys[j] for j in order], [kept_at[j] for j in order]
 
 
 def _covering(kept_keys: list[str], kept_at: list[int]) -> Callable[[int, int], bool]:
