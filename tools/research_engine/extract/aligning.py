@@ -17,11 +17,17 @@ it). Pure.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 
 from research_engine.extract.blocks import Block
 
 ANCHOR_MIN_WORDS = 4  # a shorter heading, term or list item is kept, or found, only whole
 ALONE = ("heading", "list-item", "term")
+# The places chained at most, all passages' together: 7,000 on the largest of 600 real pages (jsoncpp's
+# sources, the extraction corpus, the docs fixtures), about 0.2 s at this bound. Past it, each passage is
+# chained to this many places of its text, from the one its copy's rank points at.
+_CHAIN_PLACES_MAX = 50_000
+_CHAIN_PLACES_NEAR = 16
 
 
 def kept_places(kept: list[Block], said: str, blocks: list[Block], at_page: list[int]) -> list[int]:
@@ -30,7 +36,20 @@ def kept_places(kept: list[Block], said: str, blocks: list[Block], at_page: list
     starts = _block_starts(blocks, at_page)
     keys = [c.key for c in kept]
     places = [_candidates(c, key, said, starts) for c, key in zip(kept, keys, strict=True)]
-    out = _heaviest_chain(keys, places)
+    if sum(map(len, places)) > _CHAIN_PLACES_MAX:
+        # A row repeated down a long table makes every copy a candidate for every place of its text: the
+        # n-th copy is chained among its text's places from the n-th on (trafilatura keeps some copies and
+        # drops others). Off the chain, every place is sought.
+        copies: Counter[str] = Counter()
+        nearby = []
+        for c, key, found in zip(kept, keys, places, strict=True):
+            text = _unspaced(c.text) if _unspaced(c.text) in starts else key
+            nearby.append(found[copies[text] : copies[text] + _CHAIN_PLACES_NEAR])
+            copies[text] += 1
+        places_chained = nearby
+    else:
+        places_chained = places
+    out = _heaviest_chain(keys, places_chained)
     taken = sorted((at, at + len(key)) for at, key in zip(out, keys, strict=True) if at >= 0)
     # Where the chain puts each passage off it: after the chained passage before it, before the one after.
     ends_before, starts_after = [0] * len(keys), [len(said)] * len(keys)
@@ -124,15 +143,22 @@ def _heaviest_chain(keys: list[str], places: list[list[int]]) -> list[int]:
 
 
 def _nearest_free(found: list[int], length: int, lo: int, hi: int, taken: list[tuple[int, int]]) -> int:
-    """The place among `found` nearest to the words [lo, hi) (inside first, leftmost first) whose span
-    overlaps no taken span; -1 if none."""
-    best, best_distance = -1, -1
-    for at in found:
-        distance = lo - (at + length) if at + length <= lo else max(0, at - hi)
-        if best >= 0 and distance >= best_distance:
-            continue
+    """The place among `found` (in order) nearest to the words [lo, hi), inside first and leftmost first,
+    whose span overlaps no taken span; -1 if none."""
+
+    def free(at: int) -> bool:
         n = bisect_right(taken, (at, at + length))
-        free = (n == 0 or taken[n - 1][1] <= at) and (n == len(taken) or taken[n][0] >= at + length)
-        if free:
-            best, best_distance = at, distance
-    return best
+        return (n == 0 or taken[n - 1][1] <= at) and (n == len(taken) or taken[n][0] >= at + length)
+
+    right = bisect_left(found, lo)
+    left = right - 1
+    while right < len(found) or left >= 0:  # outward from the gap, the nearer side first
+        ahead = max(0, found[right] - hi) if right < len(found) else None
+        behind = lo - (found[left] + length) if left >= 0 else None
+        if behind is None or (ahead is not None and ahead <= behind):
+            at, right = found[right], right + 1
+        else:
+            at, left = found[left], left - 1
+        if free(at):
+            return at
+    return -1
