@@ -17,6 +17,9 @@ loop log and the extractive model all read one number:
   (60% of a long question's) count as all, a code-like term counting twice; the subject's terms are half
   the term credit when known; context terms the caller names (the product's own name in every page title)
   weigh nothing, but never take the subject away. A claim answers when its score reaches `ANSWERS_MIN`.
+- `relevance(question, questions, claim)`: the score the controller and the writers judge by; a claim
+  carrying only the verb a how-to asks to do ("configure") or a lookup's frame ("Which setting controls")
+  is about something else.
 
 Pure functions of their text; no I/O. The weights and the threshold are data here, not scattered literals.
 """
@@ -27,10 +30,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 
+from research_engine.mechanisms import Mechanism, written_tokens
 from research_engine.sentences import sentences as split_sentences
 from research_engine.terms import PHRASAL_VERBS, STOP_WORDS, fold, phrasal_compounds, synonyms, words
 
@@ -110,6 +114,16 @@ _PROCEDURE_Q = re.compile(
     r"edit|enable|disable|turn)\b",
     re.IGNORECASE,
 )
+# The verb a how-to asks to do ("How do I configure X?"): documentation uses it of everything.
+_ACTION_Q = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)|how\s+to|can\s+(?:i|we|you|one)|"
+    r"is\s+(?:there\s+a\s+way|it\s+possible)\s+to|what\s+(?:can|should|do|must)\s+(?:i|we|you|one))"
+    r"\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\b"
+    # ... and the kind of name and the verb a lookup frames its object with ("Which setting controls X?")
+    r"|^\s*(?:which|what)\s+(?P<thing>options?|flags?|switch(?:es)?|settings?|variables?|parameters?|"
+    rf"functions?|methods?|commands?|keys?|directives?)\s+{_NOT_AUX}(?P<does>[a-z]+(?:s|ed))\b",
+    re.IGNORECASE,
+)
 _YES_NO_Q = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|must)\b", re.IGNORECASE
 )
@@ -170,25 +184,6 @@ RESTATES_MIN_TERMS = 5
 # name is what a how-to's answer names, even when it is a plain word.
 _ENTRY_HEAD_A = re.compile(r"^(?P<name>(?:--?|\+)?[a-z_][\w.:+-]*)(?=\s+(?:[(\[<]|[A-Z][a-z]))")
 
-
-class Mechanism(StrEnum):
-    """What answers a "how do I" in technical documentation: the name of an option, a setting, a function
-    or a command (issue 32: the answer is usually a term in a reference list, not prose)."""
-
-    OPTION = "option"
-    SETTING = "setting"
-    FUNCTION = "function"
-    COMMAND = "command"
-
-
-# A token of each kind, as documentation writes it: "-y", "--max-old-space-size=SIZE", "-c:v"; SHARE_HISTORY,
-# pool_pre_ping, CONN_MAX_AGE; test_client(), app.config.from_file; `compinit`, {% csrf_token %}.
-MECHANISM_RE: dict[Mechanism, re.Pattern[str]] = {
-    Mechanism.OPTION: re.compile(r"(?<![\w-])--?[A-Za-z][\w:-]*(?:\[[^\]\s]*\])?(?:=[^\s,;]+)?"),
-    Mechanism.SETTING: re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[A-Z]{3,}[0-9]*\b"),
-    Mechanism.FUNCTION: re.compile(r"\b[A-Za-z_][\w.]*\(\)|\b[a-z_]\w*(?:\.[A-Za-z_]\w*)+\b"),
-    Mechanism.COMMAND: re.compile(r"`[^`\s]+[^`]*`|\{%\s*\w+[^%]*%\}"),
-}
 # The question's own word for what it wants ("which option", "what setting", "a command to ...").
 _MECHANISM_Q: dict[Mechanism, re.Pattern[str]] = {
     Mechanism.OPTION: re.compile(r"\b(?:options?|flags?|switch(?:es)?|arguments?|command[- ]line)\b", re.I),
@@ -208,47 +203,6 @@ def mechanism_asked(question: str) -> Mechanism | None:
     return next((kind for kind, pattern in _MECHANISM_Q.items() if pattern.search(question)), None)
 
 
-def entry_name(term: str) -> str | None:
-    """The name a definition list's term gives, when the term is one name with at most its type, values or
-    arguments after it ("mouse (bool)", "ignore-space (mixed) [no|all]", "-C <path>", "blame",
-    "shared_buffers (integer)"); None for a term in words ("Valid bool values")."""
-    term = " ".join(term.split())
-    labelled = _DEFINITION_LABEL_RE.match(term)  # texinfo's "Function: void * gcry_malloc (size_t n)"
-    term = term[labelled.end() :] if labelled else term
-    match = (labelled and _C_DECLARATION_RE.match(term)) or _ENTRY_TERM_RE.match(term)
-    return match.group("name") if match else None
-
-
-_ENTRY_TERM_RE = re.compile(r"^(?P<name>(?:--?|\+)?[A-Za-z_][\w.:+-]*)(?:$|[\s,=]*[(\[<=,])")
-# A definition's category as texinfo writes it before the name ("Function:", "Macro:", "Data type:").
-_DEFINITION_LABEL_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2}: (?=\S)")
-# A C declaration: its type words, then the name before the argument list ("void * gcry_malloc (size_t n)").
-_C_DECLARATION_RE = re.compile(
-    r"^(?:(?:const|unsigned|signed|struct|enum|union|static|extern|inline)\s+)*[A-Za-z_]\w*(?:\s*\*+\s*|\s+)"
-    r"(?P<name>[A-Za-z_]\w*)\s*\("
-)
-
-
-def mechanisms_named(text: str, question: str = "") -> dict[Mechanism, list[str]]:
-    """The option, setting, function and command names `text` writes, by kind; none that `question` itself
-    writes (a question naming `SESSION_COOKIE_AGE` is answered by what it says of it, not by its name)."""
-    asked = _written_tokens(question)
-    out: dict[Mechanism, list[str]] = {}
-    for kind, pattern in MECHANISM_RE.items():
-        found = [m.group(0) for m in pattern.finditer(text) if m.group(0).casefold() not in asked]
-        if found:
-            out[kind] = found
-    return out
-
-
-@lru_cache(maxsize=256)
-def _written_tokens(question: str) -> frozenset[str]:
-    """What `question` writes, casefolded, as the mechanism patterns would cut it."""
-    return frozenset(
-        m.group(0).casefold() for pattern in MECHANISM_RE.values() for m in pattern.finditer(question)
-    )
-
-
 @dataclass(frozen=True)
 class AnswerScore:
     score: float
@@ -256,6 +210,7 @@ class AnswerScore:
     terms_found: tuple[str, ...]
     terms_wanted: tuple[str, ...]
     kind_found: str | None  # what in the claim is an answer of the expected kind, if any
+    verb_only: bool = False  # carries only the verb a how-to asks to do: about something else
 
     @property
     def answers(self) -> bool:
@@ -272,7 +227,8 @@ class AnswerScore:
         else:
             kind = f"asks for a {self.kind}: states none"
         verdict = "answers" if self.answers else "does not answer"
-        return f"{self.score:.2f} {verdict}: {terms}; {kind}"
+        alone = "; carries only the verb asked" if self.verb_only else ""
+        return f"{self.score:.2f} {verdict}: {terms}; {kind}{alone}"
 
 
 def key_terms(text: str) -> list[str]:
@@ -373,7 +329,7 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
         if term in near or any(p in near for p in identifier_parts(term))
     ]
     head = _ENTRY_HEAD_A.match(claim) if kind == AnswerKind.PROCEDURE else None
-    if head and head.group("name").casefold() not in {t.strip("`") for t in _written_tokens(question)}:
+    if head and head.group("name").casefold() not in {t.strip("`") for t in written_tokens(question)}:
         return head.group("name")  # the entry's name, even a word the question uses ("mouse")
     for m in found:
         token = m.group(0).strip("`").strip()
@@ -591,7 +547,13 @@ def shared_terms(questions: list[str]) -> set[str]:
 
 def relevance(question: str, questions: list[str], claim: str) -> AnswerScore:
     """`claim`'s answer score against `question`, one of the run's `questions`: the one reading the
-    controller, the contestation file and the writers share."""
-    return answer_score(
-        question, claim, context=shared_terms(questions), subject=subject_terms(question, questions)
-    )
+    controller, the contestation file and the writers share. A claim carrying only the verb a how-to asks to
+    do ("configure" of "How do I configure a Kubernetes pod disruption budget?", in a page about something
+    else) does not answer it: the ranking weighs such a sentence, the judgement refuses it."""
+    context = shared_terms(questions)
+    scored = answer_score(question, claim, context=context, subject=subject_terms(question, questions))
+    m = _ACTION_Q.match(question)
+    action = set(key_terms(" ".join(w for w in m.groups() if w))) if m else set()
+    if action and set(scored.terms_found) <= action and set(scored.terms_wanted) - action - context:
+        return replace(scored, score=0.0, verb_only=True)
+    return scored

@@ -302,3 +302,38 @@ def test_a_spelled_out_version_also_reads_as_its_short_form():
     # "moving from v7 to v8" is answered by "Version 8 offers a rewritten core".
     assert "v8" in tokens("Version 8 offers a rewritten core, unlike release 7.4.")
     assert "v7.4" in tokens("Version 8 offers a rewritten core, unlike release 7.4.")
+
+
+@pytest.mark.parametrize(
+    ("question", "off_topic", "on_topic"),
+    [
+        (
+            "How do I configure a Kubernetes pod disruption budget?",
+            "You can configure the mapping in setup.py with the message_extractors keyword.",
+            "Set the budget with spec.minAvailable in the PodDisruptionBudget object.",
+        ),
+        (
+            "How can I quickly enable gzip compression of responses in my web server?",
+            "To enable the debugger, set FLASK_DEBUG=1 before starting the app.",
+            "Use the gzip_types directive to compress responses of other types.",
+        ),
+        (
+            "Which option controls the colours of the diff output?",
+            "MAX_COOKIE_SIZE controls a warning from Werkzeug about large cookies.",
+            "--color=WHEN colours the diff output; WHEN is never, always or auto.",
+        ),
+    ],
+)
+def test_a_claim_carrying_only_the_verb_asked_does_not_answer(question, off_topic, on_topic):
+    # "configure", "enable" and "controls" are said of everything in documentation: with a code token beside
+    # them the kind's credit made such a sentence an answer to a question about something else entirely.
+    off = relevance(question, [question], off_topic)
+    assert not off.answers and "carries only the verb asked" in off.basis()
+    assert answer_score(question, off_topic).answers  # the ranking's feature weighs it as fitted
+    assert relevance(question, [question], on_topic).answers
+
+
+def test_a_version_lookup_is_no_how_to_and_keeps_its_thing():
+    # "Which version added ..." names no verb asked: its "added" and "version" are what the answer states.
+    question = "Which version added the compact JSON output?"
+    assert relevance(question, [question], "Added in version 2.1: the compact JSON output.").answers

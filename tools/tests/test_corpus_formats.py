@@ -182,3 +182,27 @@ def test_gzip_compressed_text_documents_are_indexed_served_decompressed_and_capp
     (root / "bomb.txt.gz").write_bytes(gzip.compress(b"word " * 40_000))
     reasons = {s.rel: s.reason for s in Corpus(root).skipped}
     assert set(reasons) == {"bomb.txt.gz"} and "exceeds 50000 bytes" in reasons["bomb.txt.gz"]
+
+
+def test_a_file_named_without_a_suffix_is_plain_text_compressed_or_not(tmp_path):
+    # Debian's documentation folders keep their release notes and readme as NEWS.gz, README.gz and
+    # changelog.gz: they were neither indexed nor listed as skipped, so "what changed in 2.4.7" could not be
+    # answered from the package's own notes.
+    import gzip
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    notes = (DOCUMENTS / "corruption.txt").read_bytes()
+    (root / "NEWS.gz").write_bytes(gzip.compress(notes, compresslevel=9, mtime=0))
+    (root / "examples").mkdir()
+    (root / "examples" / "README").write_bytes(b"Read INSTALL first; the build needs a C compiler.\n")
+    (root / "INSTALL").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8)  # a program, by its bytes
+    (root / "Makefile").write_text("all:\n\ttrue\n")  # a build file: no document
+    corpus = Corpus(root)
+    assert sorted(p.path for p in corpus.index.pages) == ["NEWS.gz", "examples/README"]
+    first = corpus.index.search(" ".join(notes.decode().split()[:8]))[0][1]
+    assert first.path == "NEWS.gz"
+    assert {s.rel: s.reason for s in corpus.skipped}["INSTALL"].startswith("binary data")
+    with CorpusServer(root, corpus=corpus) as server:
+        served = httpx.get(f"{server.url}/NEWS.gz")
+    assert served.headers["content-type"] == "text/plain; charset=utf-8" and served.content == notes

@@ -200,3 +200,21 @@ def test_a_word_file_keeps_content_controls_text_boxes_and_footnotes(tmp_path):
     texts = [p.text for p in page.passages]
     assert texts[0] == "A paragraph inside a content control." and "Text in a text box." in texts
     assert texts[-2:] == ["Notes", "A footnote saying where the lock states come from."]
+
+
+def test_an_outline_in_plain_text_keeps_its_starred_headings():
+    # GNU's NEWS files are Emacs outlines: each release a "*" heading, its parts "**" headings, dashed items.
+    import gzip
+
+    news = gzip.decompress(
+        (Path(__file__).parent / "fixtures" / "docs" / "libtool-2.4.7-NEWS.gz").read_bytes()
+    )
+    page = extract_document(news, content_type="text/plain")
+    assert kinds_of(page, "Noteworthy changes in release 2.4.7 (2022-03-16) [stable]") == "heading"
+    assert kinds_of(page, "New features:") == "heading"
+    assert kinds_of(page, "- Add MidnightBSD support.") == "list-item"
+    item = next(p for p in page.passages if p.text == "- Add MidnightBSD support.")
+    release = "Noteworthy changes in release 2.4.7 (2022-03-16) [stable]"
+    assert item.heading_path[:2] == (release, "New features:")
+    # without a "**" heading, a starred line at the margin is a bullet
+    assert read_text("* one\n* two\n").chunks == [("list-item", "* one"), ("list-item", "* two")]

@@ -12,7 +12,7 @@ import json
 import pytest
 from test_extractive_reference_docs import source
 
-from research_engine.answering import Mechanism, mechanism_asked, mechanisms_named
+from research_engine.answering import mechanism_asked
 from research_engine.engine.extractive import features, ranker, rendering
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.picking import RULES, Chosen, rank, read_candidates
@@ -23,6 +23,7 @@ from research_engine.engine.extractive.text import about_the_page, states_a_clau
 from research_engine.engine.factory import make_model
 from research_engine.engine.models import Passage, SourceText
 from research_engine.errors import BadInput
+from research_engine.mechanisms import Mechanism, mechanisms_named
 
 
 def test_every_feature_says_why_it_may_matter_and_the_shipped_weights_fit_them():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from research_engine import answering, grounding
+from research_engine import answering, grounding, mechanisms
 from research_engine.engine.extractive import picking
 from research_engine.engine.extractive.candidates import NAMING_HEADING_RE, sentence_candidates
 from research_engine.engine.extractive.features import FEATURE_NAMES, _opens_with, _phrases
@@ -370,7 +370,7 @@ def test_a_sentence_writing_the_questions_phrase_is_told_from_one_writing_anothe
     ],
 )
 def test_a_definition_term_gives_the_name_of_what_it_describes(term, name):
-    assert answering.entry_name(term) == name
+    assert mechanisms.entry_name(term) == name
 
 
 def test_a_definition_terms_plain_name_is_what_a_how_to_answer_names():
@@ -611,12 +611,12 @@ def test_a_claim_quotes_a_help_pages_sentence_without_its_bullet_heading_or_tags
 def test_a_texinfo_definition_is_a_term_naming_its_function_and_quoted_with_its_description():
     # makeinfo: "<dt><span class="category">Function: </span><em>int</em> <strong>gsasl_init</strong> ...";
     # "Function:" had been read as a label line ("Default: 1209600"), so no sentence knew what it described.
-    assert answering.entry_name("Function: int gsasl_init (Gsasl ** ctx)") == "gsasl_init"
-    assert answering.entry_name("Function: const char * gsasl_check_version (const char * v)") == (
+    assert mechanisms.entry_name("Function: int gsasl_init (Gsasl ** ctx)") == "gsasl_init"
+    assert mechanisms.entry_name("Function: const char * gsasl_check_version (const char * v)") == (
         "gsasl_check_version"
     )
-    assert answering.entry_name("Macro: AC_CHECK_FUNCS (function…, [action-if-found])") == "AC_CHECK_FUNCS"
-    assert answering.entry_name("Default: 1209600") is None
+    assert mechanisms.entry_name("Macro: AC_CHECK_FUNCS (function…, [action-if-found])") == "AC_CHECK_FUNCS"
+    assert mechanisms.entry_name("Default: 1209600") is None
     texts = claims_for("What does gsasl_init do?", "What does gsasl_init do?", "gsasl-2.2-gsasl.html")
     defined = [t for t in texts if t.startswith("Function: int gsasl_init (Gsasl ** ctx)")]
     assert defined and "This functions initializes libgsasl." in defined[0]

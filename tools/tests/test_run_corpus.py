@@ -161,3 +161,24 @@ def test_a_short_note_in_the_folder_is_a_source(tmp_path, cli):
     run = trace.open_run(env["data"]["run_root"])
     urls = [retrieve.load_source(run, ref)[0]["requested_url"] for ref in retrieve.list_sources(run)]
     assert any(u.endswith("/note.txt") for u in urls), urls
+
+
+def test_a_question_the_documentation_does_not_cover_gets_no_answer(tmp_path, cli):
+    # Real reference pages that say "configure" of their own things (Flask's config, Django's applications,
+    # SQLAlchemy's pooling): a how-to about something they never mention is not answered by that verb.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("flask-2.2-config", "django-3.2-ref-applications", "sqlalchemy-1.4-core-pooling"):
+        page = Path(__file__).parent / "fixtures" / "docs" / f"{name}.html"
+        (folder / page.name).write_bytes(page.read_bytes())
+    brief = brief_at(tmp_path, objective="How do I configure a Kubernetes pod disruption budget?")
+    code, out, _, env = cli("run", brief, "--corpus", folder, "--json")
+    assert code == 0, out
+    run = trace.open_run(env["data"]["run_root"])
+    assert runrecord.read(run)["stop_reason"] != "criterion-met"
+    assert claims.active_claims(run)  # their sentences about configuring, shown as what they are
+    result = run.path("result").read_text(encoding="utf-8")
+    assert "## Answer" not in result and "no sub-question has a supported answer" in result
+    assert "Gap: no supported claim answers SQ-01" in result
+    code, out, _, _ = cli("run", brief, "--corpus", folder)  # for a person: why it stopped, in words
+    assert code == 0 and "(governor: the cycle ceiling came before the criterion was met)" in out

@@ -22,7 +22,7 @@ from research_engine.cli._common import (
 )
 from research_engine.errors import BadInput, ExitCode
 from research_engine.runrecord import describe_spend
-from research_engine.vocabulary import Depth
+from research_engine.vocabulary import Depth, StopReason
 
 DEPTHS: tuple[str, ...] = tuple(Depth)
 
@@ -35,7 +35,11 @@ def register(app: typer.Typer) -> None:
 def _summary(outcome: dict) -> str:
     figures = outcome["figures"]
     lines = [str(outcome["run_root"])]
-    state = outcome["status"] + (f" ({outcome['stop_reason']})" if outcome.get("stop_reason") else "")
+    reason = outcome.get("stop_reason")
+    if reason == StopReason.GOVERNOR and not outcome.get("partial"):
+        # no budget was spent: the loop reached its cycle ceiling with the criterion still unmet
+        reason = f"{reason}: the cycle ceiling came before the criterion was met"
+    state = outcome["status"] + (f" ({reason})" if reason else "")
     if outcome.get("partial"):
         state += ", PARTIAL result"
     if outcome.get("no_finding"):

@@ -1,6 +1,7 @@
 """The files of a corpus folder: which are documents, how each is read for the index, why one is skipped.
 
-- `list_folder(root)`: every document file under `root` (by suffix, `FORMATS`), with its size and
+- `list_folder(root)`: every document file under `root` (by suffix, `FORMATS`; "NEWS", "README.gz" and
+  the like are plain text), with its size and
   modification time, and the files skipped with a reason: a symlink out of the folder, a file over the
   size cap, an unreadable entry. Hidden entries (`.git`) and Sphinx build internals (`_sources`,
   `_static`) are not documents and are left out silently.
@@ -68,6 +69,12 @@ UNREAD = {
     ".epub": "an e-book: convert it to HTML or PDF",
 }
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+PLAIN_TEXT_SUFFIX = ".txt"
+# The documentation a package names by convention, without a suffix, for its users (GNU's NEWS, a README,
+# an FAQ): plain text. Other names without a suffix are programs, data and build files; a ChangeLog is the
+# developers' log of every commit, whose volume of words outranked the pages that answer (measured on
+# Privoxy's documentation), and AUTHORS, THANKS and TODO answer no user's question.
+PLAIN_TEXT_NAMES = frozenset({"news", "readme", "changes", "history", "faq", "install"})
 SIZE_CAP = CAPS["corpus document"]
 
 
@@ -97,11 +104,17 @@ class Skipped:
 
 def document_suffix(name: str) -> str:
     """The suffix that says a document's format; a compressed text file's is the one before ".gz" (Debian
-    ships its larger documentation compressed: "changelog.html.gz", "NEWS.txt.gz")."""
+    ships its larger documentation compressed: "changelog.html.gz", "NEWS.txt.gz"). A user's documentation
+    file named by convention with no suffix ("NEWS", "README.gz": `PLAIN_TEXT_NAMES`) is plain text; its
+    bytes are checked as any text file's."""
     path = Path(name)
     if path.suffix.lower() == ".gz":
         inner = Path(path.stem).suffix.lower()
+        if not inner:
+            return PLAIN_TEXT_SUFFIX if path.stem.casefold() in PLAIN_TEXT_NAMES else ".gz"
         return inner if FORMATS.get(inner, ("",))[0] in TEXTUAL_FORMATS else ".gz"
+    if not path.suffix and path.name.casefold() in PLAIN_TEXT_NAMES:
+        return PLAIN_TEXT_SUFFIX
     return path.suffix.lower()
 
 
@@ -214,7 +227,7 @@ def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
     if kind in TEXTUAL_FORMATS:
         why = _binary(body)
         if why is not None:
-            raise Unreadable(f"binary data ({why}) behind a {Path(entry.rel).suffix} name")
+            raise Unreadable(f"binary data ({why}) behind a text document's name")
     if kind == "html":
         return page_text(body)
     if not body.strip():
@@ -223,7 +236,7 @@ def read_for_index(root: Path, entry: Entry) -> tuple[str, str]:
         reading = formats.read(kind, body)
     except ResearchEngineError as exc:
         raise Unreadable(exc.message) from exc
-    text = " ".join(" ".join(chunk.split()) for _, chunk in reading.chunks)
+    text = " ".join(" ".join(chunk[1].split()) for chunk in reading.chunks)
     if not text:
         raise Unreadable("no text in it")
     return reading.title or "", text

@@ -217,7 +217,7 @@ def _as_paragraphs(pre: Any) -> None:
                 dl.extend([dt, dd])
             div.append(dl)
             continue
-        for kind, text in text_chunks(lines):
+        for kind, text, *_ in text_chunks(lines):
             put({"heading": "h4", "list-item": "li"}.get(kind, "p"), text)
     div.tail = pre.tail
     pre.getparent().replace(pre, div)

@@ -8,6 +8,7 @@ and the main content (`extract.content`); `extract_pdf` reads a PDF's text layer
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,9 +134,7 @@ def from_reading(reading: formats.Reading) -> ExtractedPage:
     return _finish(page, reading.chunks, reading.extractor)
 
 
-def _finish(
-    page: ExtractedPage, chunks: list[Chunk] | list[tuple[str, str]], extractor: str
-) -> ExtractedPage:
+def _finish(page: ExtractedPage, chunks: Sequence[Chunk | tuple[str, str]], extractor: str) -> ExtractedPage:
     page.passages = number_passages(chunks)
     page.extractor = extractor
     page.thin = page.chars < THIN_CHARS

@@ -1,10 +1,12 @@
 """Plain text -> chunks: paragraphs at blank lines, hard-wrapped lines joined, headings and list items kept.
 
 A block (lines between blank lines) is a paragraph whose lines are joined with spaces, since exported
-text wraps its lines at a fixed width. Within that rule, three shapes plain text uses for structure are
+text wraps its lines at a fixed width. Within that rule, the shapes plain text uses for structure are
 kept: a heading underlined with `===` or `---` (setext) or opened with `#`; a short line standing alone
-that is written in capitals or numbered like a section ("2.1 Checkpointing"); and list items (`-`, `*`,
-`•`, `1.`, `a)`), each its own chunk with its wrapped continuation lines. A form feed is a blank line.
+that is written in capitals or numbered like a section ("2.1 Checkpointing"); an outline's starred line
+("* Noteworthy changes in release 2.4.7", "** New features:", as GNU's NEWS files write them); and list
+items (`-`, `*`, `•`, `1.`, `a)`), each its own chunk with its wrapped continuation lines. A form feed is
+a blank line.
 
 Pure: no I/O.
 """
@@ -14,11 +16,17 @@ from __future__ import annotations
 import re
 
 from research_engine import libraries
+from research_engine.documents import Chunk
 from research_engine.extract.reading import Reading
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•◦▪–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+\S")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
-_HASH_HEADING = re.compile(r"^\s*#{1,6}\s+(\S.*?)\s*#*\s*$")
+_HASH_HEADING = re.compile(r"^\s*(?P<marks>#{1,6})\s+(?P<title>\S.*?)\s*#*\s*$")
+# An outline heading, as GNU's NEWS files and Emacs' Org write them ("* Noteworthy changes in release 2.4.7",
+# "** New features:"): stars from the line's first column. Two or more mark a heading; one only in a text
+# that also has those (else it is a bullet).
+_OUTLINE_HEADING = re.compile(r"^(?P<marks>\*+)\s+(?P<title>\S.*?)\s*$")
+_OUTLINE_SUBHEADING = re.compile(r"^\*\*+\s+\S", re.MULTILINE)
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVX]+\.|Chapter \d+|Section \d+(?:\.\d+)*)\s+\S")
 HEADING_MAX_WORDS = 12
 
@@ -50,8 +58,8 @@ def _heading_line(line: str) -> bool:
     return bool(_SECTION_NUMBER.match(text)) and text[0] not in "-*+•"
 
 
-def _block_chunks(lines: list[str]) -> list[tuple[str, str]]:
-    chunks: list[tuple[str, str]] = []
+def _block_chunks(lines: list[str], outline: bool = False) -> list[tuple[str, str] | Chunk]:
+    chunks: list[tuple[str, str] | Chunk] = []
     current: list[str] = []
     kind = "paragraph"
 
@@ -67,10 +75,11 @@ def _block_chunks(lines: list[str]) -> list[tuple[str, str]]:
             kind = "heading"  # setext: the line above was the heading
             flush()
             continue
-        hashed = _HASH_HEADING.match(line)
-        if hashed:
+        heading = _HASH_HEADING.match(line) or (_OUTLINE_HEADING.match(line) if outline else None)
+        if heading:
             flush()
-            chunks.append(("heading", hashed.group(1)))
+            # its marks are its level, so what is under "** New features:" is also under its release
+            chunks.append(Chunk("heading", heading.group("title"), level=len(heading.group("marks"))))
             continue
         if _LIST_ITEM.match(line):
             flush()
@@ -90,16 +99,17 @@ def _block_chunks(lines: list[str]) -> list[tuple[str, str]]:
     return chunks
 
 
-def text_chunks(text: str) -> list[tuple[str, str]]:
+def text_chunks(text: str) -> list[tuple[str, str] | Chunk]:
     """The (kind, text) chunks of plain text, in order."""
     normalized = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
-    chunks: list[tuple[str, str]] = []
+    chunks: list[tuple[str, str] | Chunk] = []
+    outline = _OUTLINE_SUBHEADING.search(normalized) is not None
     for block in re.split(r"\n\s*\n", normalized):
         lines = [line.rstrip() for line in block.split("\n") if line.strip()]
         if len(lines) == 1 and _heading_line(lines[0]) and len(lines[0].split()) <= HEADING_MAX_WORDS:
             chunks.append(("heading", lines[0].strip()))
         elif lines:
-            chunks.extend(_block_chunks(lines))
+            chunks.extend(_block_chunks(lines, outline))
     return chunks
 
 

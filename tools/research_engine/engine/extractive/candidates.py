@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_engine.answering import entry_name, mechanisms_named, with_parts
+from research_engine.answering import with_parts
 from research_engine.engine.extractive.examples import (
     continues_past_example,
     introduces_example,
@@ -36,6 +36,7 @@ from research_engine.engine.extractive.text import (
 )
 from research_engine.engine.models import Passage, SourceText
 from research_engine.extract.text import HELP_TAG_RE
+from research_engine.mechanisms import entry_name, mechanisms_named
 
 DANGLING_START_RE = re.compile(r"^(it|this|that|these|those|they|its|their|such|he|she)\b", re.IGNORECASE)
 CLAIM_PASSAGE_KINDS = ("paragraph", "list-item", "table-row", "data")
@@ -84,6 +85,8 @@ ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at th
 # support"); elsewhere a six-word line is a heading or a caption as often.
 CHANGE_ITEM_MIN_WORDS = 6
 CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+# ... and a package's notes file by its conventional name ("NEWS", "NEWS.gz", "CHANGES.txt"), in capitals.
+CHANGES_FILE_RE = re.compile(r"^(?:NEWS|CHANGES|HISTORY)(?:\.\w+)*$")
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
 ADMONITION_RE = re.compile(
     r"^(?:notes?|important|tip|hint|warning|caution|danger|attention|see\s?also|todo|examples?)\W*$",
@@ -144,7 +147,7 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
         position = 0
         previous_kind: str | None = None
         title = set(tokens(source.title or ""))
-        changelog = CHANGELOG_RE.search(source.title or "") is not None
+        changelog = bool(CHANGELOG_RE.search(source.title or "") or CHANGES_FILE_RE.match(source.title or ""))
         heading = title
         section: tuple[str, ...] = ()  # the headings the passage sits under
         entry: list[str] = []  # the passages since the last heading or term, the heading first

@@ -1,14 +1,15 @@
 """The objective read as questions: its clauses, the entities a clause enumerates, a situation stated before
 the questions, follow-ups carrying their subject, and each facet's topic as a phrase.
 
-Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; an enumeration such as "threads,
-processes and asyncio", "between X and Y" or "X vs Y" kept as its items, an item with its own article whole
-("a tab page"); "the maximum size of A and of B in C" one clause per thing; a scope or condition the
-question opens with, "In Vim, what is ...", put last; a situation, "tig takes a long time ...; what can I
-change ...?", the context of each question asked in it, never split into questions of its own; a
-follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and its
-"that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as the
-object of the plan's angle questions). Pure text; `plan` turns the facets into the sub-questions.
+Owns `facets_of` (clauses split on "?", ";" and "and <question word>"; a clause's enumeration
+(`enumerations`) kept as its items; "the maximum size of A and of B in C" one clause per thing; a scope or
+condition the question opens with, "In Vim, what is ...", put last; a situation, "tig takes a long time
+...; what can I change ...?", the context of each question asked in it, never split into questions of its
+own; a follow-up's pronoun, "how many ... does it allow", read as who or what the first clause asks of, and
+its "that cache" as the first clause names the cache) and `Facet.phrase` / `as_object` (a facet's topic as
+the object of the plan's angle questions). A quotation is read as written (`quotes`); "A vs B: which ...?"
+asks its question between A and B; a follow-up's "its default" of a long phrase is "the default of ...".
+Pure text; `plan` turns the facets into the sub-questions.
 """
 
 from __future__ import annotations
@@ -16,22 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
+from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items, of_each
+from research_engine.engine.extractive.quotes import ENDS_SENTENCE, sealed, unsealed
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
-_ITEM = r"[\w.'+#=-]+(?: [\w.'+#=-]+)?"
-_LIST_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM})(?P<middle>(?:, {_ITEM})*),? (?:and|or) (?P<last>{_ITEM})"
-)
-_VERSUS_RE = re.compile(
-    rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
-)
-_ARTICLE_LED_RE = re.compile(r"^(?:a|an|the)\s", re.IGNORECASE)
-_CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
-_OF_EACH_RE = re.compile(
-    r"^(?P<head>.+?\bof\s+)(?P<a>.+?)\s+and\s+of\s+(?P<b>.+?)(?P<tail>\s+(?:in|on|for|with)\s+\S.*)?$",
-    re.IGNORECASE,
-)
 # The scope a clause ends with ("... data types in PostgreSQL" -> " in PostgreSQL"): a preposition and a name.
 SCOPE_RE = re.compile(r"\s(?:in|on|for|with|of)\s+(?:an?\s+|the\s+)?[^\s].*$", re.IGNORECASE)
 _SUBJECT_RE = re.compile(
@@ -84,12 +75,6 @@ _BARE_FOLLOW_UP_RE = re.compile(
 )
 _AUX = r"(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have)"
 _AUXILIARY_START_RE = re.compile(rf"^{_AUX}\b", re.IGNORECASE)
-# Words that end an enumeration item: "between threads" -> "threads", "asyncio for" -> "asyncio".
-_EDGE_WORDS = frozenset(
-    """a an the for in on to with of when at by from between among into about over under versus vs and or
-    than as is are be has have had should could would can do does how what why which who where whether
-    choose choosing select decide pick compare comparing use using""".split()  # noqa: SIM905
-)
 
 
 @dataclass
@@ -106,7 +91,7 @@ class Facet:
     def phrase(self) -> str:
         """The facet's topic in a few words, for the angle questions."""
         if self.items:
-            return f"{_join(self.items)}{self.tail}"
+            return f"{join_items(self.items)}{self.tail}"
         clause = _GIVEN_RE.sub("", self.clause)  # the situation is context, not the topic
         lead = _LEAD_RE.match(clause)
         topic = clause[lead.end() :].strip() if lead else clause
@@ -124,61 +109,18 @@ class Facet:
             if said:
                 scope = SCOPE_RE.search(topic[said.end() :])
                 topic = topic[: said.start()] + (scope.group(0) if scope else "")
+        elif lead and WHAT_DOES_RE.match(lead.group(0)):
+            # "What does the exit status 141 mean" -> "the exit status 141": the verb asks something of it.
+            asked = asked_of(topic)
+            topic = asked.thing if asked else topic
         return _ASKER_RE.sub(" to ", article + topic if topic else clause)
-
-
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _trim_item(item: str, *, leading: bool) -> str:
-    parts = item.split()
-    if leading:
-        while parts and parts[0].lower() in _EDGE_WORDS:
-            parts.pop(0)
-    while parts and parts[-1].lower() in _EDGE_WORDS:
-        parts.pop()
-    return " ".join(parts)
-
-
-def _enumeration(clause: str) -> tuple[list[str], int] | None:
-    """(items, end) of the enumeration in a clause ("X, Y and Z", "between X and Y", "X vs Y")."""
-    for regex in (_VERSUS_RE, _LIST_RE):
-        for m in regex.finditer(clause):
-            middle = [p.strip() for p in (m.groupdict().get("middle") or "").split(",") if p.strip()]
-            raw = [m.group("first"), *middle, m.group("last")]
-            items = [_trim_item(p, leading=True) for p in raw]  # "between threads" -> "threads"
-            if any(not i for i in items) or len({i.lower() for i in items}) != len(items):
-                continue
-            if regex is _LIST_RE and not middle and not _CHOICE_RE.search(clause):
-                continue  # "X and Y" alone is as often one thing ("research and development")
-            end = m.start("last") + m.group("last").find(items[-1]) + len(items[-1])
-            if _ARTICLE_LED_RE.match(raw[-1]):
-                # "a buffer, a window and a tab page", "a minor release and a major release": an item with
-                # its own article ends where its noun does, past the two words an item is matched with.
-                more = re.match(r"(?:\s+[a-z][\w-]*){1,2}", clause[end:])
-                said = more.group(0).split() if more else []
-                for word in said:
-                    if word in _EDGE_WORDS or word in STOP_WORDS:
-                        break
-                    items[-1] += f" {word}"
-                    end = clause.index(word, end) + len(word)
-                return items, end
-            head = items[-1].split()
-            if len(head) == 2 and all(len(i.split()) == 1 for i in items[:-1]) and head[0] != items[0]:
-                # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant).
-                items[-1] = head[0]
-                end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
-            return items, end
-    return None
 
 
 def facets_of(objective: str) -> list[Facet]:
     """The objective's facets, in order: clauses split on "?", ";" and "and <question word>"."""
-    text = _situation_as_context(" ".join(objective.split()))
+    text = _situation_as_context(sealed(" ".join(objective.split())))
     out: list[Facet] = []
-    for clause in [part for whole in _clauses(text) for part in _of_each(whole)]:
+    for clause in [part for whole in _clauses(text) for part in of_each(whole)]:
         clause = _scope_last(clause.replace(_SITUATION_AND, " ").strip(" ,.!?"))
         if not clause or not (tokens(clause) or (out and _PRONOUN_RE.search(clause))):
             # "when should each be used": no term of its own, the entities carry it ("how do I change it"
@@ -186,9 +128,9 @@ def facets_of(objective: str) -> list[Facet]:
             continue
         facet = Facet(clause)
         asked = _GIVEN_RE.sub("", clause)
-        found = _enumeration(asked)
+        found = enumeration(asked)
         if not found and asked != clause and _REFERS_BACK_RE.search(asked):
-            found = _enumeration(clause)  # "the difference between them, given that ... X and Y"
+            found = enumeration(clause)  # "the difference between them, given that ... X and Y"
         if found:
             items, end = found
             facet.items = items
@@ -200,6 +142,11 @@ def facets_of(objective: str) -> list[Facet]:
     for facet in out[1:]:  # follow-ups carry their subject: "it" is the first clause's topic
         facet.asked = facet.clause
         facet.clause = _resolved(facet.clause, out[0])
+    for facet in out:  # a quotation as the objective wrote it
+        facet.clause, facet.tail, facet.subject, facet.asked = map(
+            unsealed, (facet.clause, facet.tail, facet.subject, facet.asked)
+        )
+        facet.items = [unsealed(item) for item in facet.items]
     return out
 
 
@@ -255,14 +202,31 @@ def _situation_as_context(text: str) -> str:
     can I change in its configuration to make it load faster, given that tig takes a long time to show the
     commit list?", not a "What is known about tig takes a long time ...?" beside it."""
     m = _SITUATION_RE.match(text)
-    if not m or QUESTION_START_RE.match(m.group("situation")) or INSTRUCTION_RE.match(m.group("situation")):
+    opening = m.group("situation") if m else ""
+    if not m or (QUESTION_START_RE.match(opening) and not _WHEN_STATED_RE.match(opening)):
+        return text
+    if INSTRUCTION_RE.match(opening):
         return text
     if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
         return text
+    if not m.group("mark") and not QUESTION_START_RE.match(m.group("question")):
+        return text
     situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    compared = enumeration(situation) if _VERSUS_RE.search(situation) else None
+    if compared and compared[1] == len(situation):
+        # "GNU sed vs BSD sed: which options differ?" is no situation but what the question compares: "Which
+        # options differ between GNU sed and BSD sed?", before its scope ("... use between A and B for ...").
+        both = join_items(compared[0])
+        if _BETWEEN_RE.search(question):
+            question = re.sub(r"\b(?:them|they|the two|both)\b", both, question, count=1)
+        else:
+            scope = SCOPE_RE.search(question)
+            cut = scope.start() if scope else len(question)
+            question = f"{question[:cut]} between {both}{question[cut:]}"
+        return f"{question[0].upper()}{question[1:]}?"
     # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
     # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
-    situation = re.sub(r"(?<=[\w)])[;.:]\s+", ", and ", situation)
+    situation = re.sub(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+", ", and ", situation)
     situation = re.sub(r"\s+and\s+", f" and{_SITUATION_AND}", situation)
     first, _, rest = situation.partition(" ")
     # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
@@ -281,7 +245,14 @@ def _situation_as_context(text: str) -> str:
 
 # The situation is every statement before the closing question, one sentence or several ("My server cannot
 # deliver mail directly; our provider wants ... password. How do I configure Postfix for that?").
-_SITUATION_RE = re.compile(r"^(?P<situation>[^?]{12,})[;.:]\s+(?P<question>(?:(?![.;:]\s)[^?])+\?)$")
+# A question left without its mark ("... older release.' how do i fix this") is one when it opens as one.
+_SITUATION_RE = re.compile(
+    rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)(?P<mark>\?)?$"
+)
+_VERSUS_RE = re.compile(r"\s(?:vs\.?|versus)\s", re.IGNORECASE)
+_BETWEEN_RE = re.compile(r"\b(?:between|among|compared?|versus|vs)\b", re.IGNORECASE)
+# "When I open a file, Vim shows ...": a statement of when, not a question ("When does Vim show ...").
+_WHEN_STATED_RE = re.compile(r"^when\s+(?:i|we|you|my|our|your|the|a|an)\s", re.IGNORECASE)
 # An objective that opens by instructing ("Compare X and Y; which is faster?") sets no situation.
 INSTRUCTION_RE = re.compile(
     r"^(?:compare|explain|describe|list|summari[sz]e|find|show|tell|give|outline|review|evaluate|assess|"
@@ -291,16 +262,6 @@ INSTRUCTION_RE = re.compile(
 _DETERMINERS = frozenset(
     "the a an my our your this these some when if it they there that since whenever although though".split()  # noqa: SIM905
 )
-
-
-def _of_each(clause: str) -> list[str]:
-    """ "the maximum size of a single table and of a single field value in PostgreSQL": one clause per
-    thing, each with the head and the scope."""
-    m = _OF_EACH_RE.match(clause)
-    if not m:
-        return [clause]
-    tail = m.group("tail") or ""
-    return [f"{m.group('head')}{m.group('a')}{tail}", f"{m.group('head')}{m.group('b')}{tail}"]
 
 
 def _resolved(clause: str, first: Facet) -> str:
@@ -334,7 +295,7 @@ def _pointed_back(clause: str, first: Facet) -> str | None:
 
 def _names(word: str) -> bool:
     """A word that may be part of a thing's name: no punctuation around it, no function word."""
-    return _NAMING_RE.fullmatch(word) is not None and word.lower() not in STOP_WORDS | _EDGE_WORDS
+    return _NAMING_RE.fullmatch(word) is not None and word.lower() not in STOP_WORDS | EDGE_WORDS
 
 
 def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str:
@@ -348,7 +309,7 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         if thing and not first.items:
             # "Which transaction isolation levels does PostgreSQL support, and which one is the default?"
             return _WHICH_ONE_RE.sub(lambda m: f"{m.group(1)} of the {thing.group('thing')}", clause, count=1)
-        of = f" of {_join(first.items)}" if first.items else f" ({first.phrase})"
+        of = f" of {join_items(first.items)}" if first.items else f" ({first.phrase})"
         return _WHICH_ONE_RE.sub(lambda m: f"{m.group(0)}{of}", clause, count=1)
     if not _PRONOUN_RE.search(clause):
         own = tokens(clause)
@@ -365,6 +326,11 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return f"{clause} for {first.phrase}"
         return clause
     topic = as_object(first)  # "how do I change it" -> "... change what Node.js does by default ..."
+    asking = _asked_of_facet(first)
+    if asking and not _ENDS_ON_PRONOUN_RE.search(clause):
+        # "What does the kernel do when memory runs out, and how do I stop it from killing my database?": an
+        # "it" said more of is the kernel; only the whole of what is done ("change it") is what it does.
+        topic = asking.thing
     if PRONOUN_LED_RE.match(topic) or _HAPPENING_RE.match(topic):
         # "What do they mean, and how do I make them stop?": the first clause's topic is a pronoun's too, or
         # only that something happens ("What is going wrong, and how do I fix it?"); both stand for the
@@ -380,6 +346,8 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         return f"{said} {how}" if how else said
     pronoun = _PRONOUN_RE.search(clause)
     plural = _plural_phrase(topic) if pronoun and pronoun.group(1).lower() in _PLURAL_PRONOUNS else None
+    if plural and topic == first.phrase and WHAT_DOES_RE.match(first.clause):
+        plural = topic  # "What do the -x and -v flags mean": "them" is all that it asks of, not "-v flags"
     if plural:
         # "Does SQLite enforce foreign key constraints by default, and how do I turn them on?": "them" is
         # the constraints, not all the first clause says; the product it named stays as the scope.
@@ -395,7 +363,22 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
             return topic
         return f"{topic}'" if topic.endswith("s") and not topic.endswith("ss") else f"{topic}'s"
 
+    owned = _POSSESSED_RE.match(clause, pronoun.start()) if pronoun else None
+    if owned and _LONG_OWNER_RE.search(topic):
+        # "what is its default value" of "the option that sets ... in GNU m4": "the default value of the
+        # option ...", never "... in GNU m4's default value"; its noun stops at a function word.
+        owns = owned.group("thing").split()
+        noun = " ".join(owns[: next((i for i, w in enumerate(owns) if not _names(w)), len(owns))])
+        if noun:
+            rest = clause[owned.start("thing") + len(noun) :]
+            return f"{clause[: owned.start()]}the {noun} of {topic}{rest}"
     return _PRONOUN_RE.sub(swap, clause, count=1)
+
+
+# "its default value": the possessive and the noun it owns, up to a function word.
+_POSSESSED_RE = re.compile(r"\b(?:its|their)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})", re.IGNORECASE)
+# An owner too long for "'s": a relative clause or a prepositional phrase in it.
+_LONG_OWNER_RE = re.compile(r"\s(?:that|which|who|in|of|for|on|with|from|to|when)\s", re.IGNORECASE)
 
 
 def _phrase_is_cut(first: Facet, topic: str) -> bool:
@@ -421,7 +404,8 @@ _ACTOR_RE = re.compile(
 )
 _ASKED_YES_NO_RE = re.compile(rf"^{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)  # "Does Django support ..."
 _WHO_DID_RE = re.compile(  # "Which function replaced ...", "Which setting makes ...": its subject is asked
-    r"^(?:which|what)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?P<did>[a-z]+(?:ed|s))\b"
+    rf"^(?:which|what)\s+(?!{_AUX}\b)(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}?)\s+"
+    r"(?P<did>[a-z]+(?:ed|s))\b(?!,)"  # "Which compression options, e.g. ...": a noun, then examples
     rf"(?!\s+{_AUX}\b)(?P<rest>.*)$",
     re.I,
 )
@@ -461,6 +445,9 @@ def _actor(clause: str) -> tuple[str, str] | None:
     m = _ACTOR_RE.match(clause) or _ASKED_YES_NO_RE.match(clause)
     if m is None:
         return None
+    asking = asked_of(m.group("rest")) if WHAT_DOES_RE.match(clause) else None
+    if asking:
+        return asking.thing, ""  # "What does the git reflog do": the git reflog, whatever follows its verb
     said = m.group("rest").split()
     if said and said[0].lower() == "there":  # "Is there a built-in extension that ...": what there is
         return (" ".join(said[1:]), "") if len(said) > 1 else None
@@ -525,7 +512,9 @@ def as_object(facet: Facet) -> str:
     question about how or what something does, an indirect question ("How does SQLite let readers ...
     work" -> "how SQLite lets readers ... work"; "What does Node.js do by default" -> "what Node.js does by
     default"; "How can Django cache views" -> "how Django can cache views"), when the subject is a name (a
-    capitalised or code-like word, never the asker) so its verb can be told. Otherwise the phrase."""
+    capitalised or code-like word, never the asker) or a verb "What does" asks with is read after it ("what
+    the tool does when ..."). Otherwise the phrase: X of "What does X mean", or of a "What does X do" that
+    says nothing more (`asked_of`)."""
     clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))  # the situation is the follow-up's own already
     asked = _who_did(clause) if not facet.items else None
     if asked:
@@ -533,6 +522,13 @@ def as_object(facet: Facet) -> str:
     m = _DO_SUPPORT_RE.match(clause) if not facet.items else None
     if m is None:
         return facet.phrase
+    asking = _asked_of_facet(facet)
+    if asking and (asking.bare or m.group("aux").lower() != "does"):
+        return facet.phrase  # "What does SIGPIPE mean": SIGPIPE, not "what SIGPIPE means"
+    if asking:  # "what the tool does when the output is empty"
+        verb, _, particle = asking.verb.partition(" ")  # "look like" -> "looks like"
+        said = ["what", asking.subject, third_person(verb), *([particle] if particle else [])]
+        return " ".join(said) + asking.after
     said = m.group("rest").split()
     if said and said[0].lower() in _ASKERS:
         return facet.phrase  # "How do I enable X": the phrase already drops the asker and the verb
@@ -546,30 +542,29 @@ def as_object(facet: Facet) -> str:
     subject, verb, rest = " ".join(said[:n]), said[n], said[n + 1 :]
     aux = m.group("aux").lower()
     if aux == "does":
-        verb = _third_person(verb)
+        verb = third_person(verb)
     elif aux != "do":
         verb = f"{aux} {verb}"
     return " ".join([m.group("wh").lower(), subject, verb, *rest])
 
 
-def _third_person(verb: str) -> str:
-    """The verb as "it" takes it: let -> lets, pass -> passes, apply -> applies, have -> has."""
-    if verb in ("have", "be", "do", "go"):
-        return {"have": "has", "be": "is", "do": "does", "go": "goes"}[verb]
-    if verb.endswith(("s", "sh", "ch", "x", "z")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+def _asked_of_facet(facet: Facet) -> AskedOf | None:
+    """What "What does X <verb> ...?" asks of X, when the facet asks so (`asked_of`)."""
+    clause = _GIVEN_RE.sub("", facet.clause.rstrip(" ?"))
+    m = _DO_SUPPORT_RE.match(clause) if not facet.items and WHAT_DOES_RE.match(clause) else None
+    return asked_of(m.group("rest")) if m else None
 
+
+_ENDS_ON_PRONOUN_RE = re.compile(r"\b(?:it|them)\s*$", re.IGNORECASE)
 
 # A topic that reads as the object of "of", "regarding" or "for" opens with an article, a possessive or a name
 # ("the Buffer() constructor", "diff's side-by-side output", "PostgreSQL 15", "md5 or scram-sha-256",
-# "default_app_config"); what is left of a question with its opening cut ("check first", "themes come built
-# into MkDocs", "Why", "I open a file, Vim shows ...", "In MIT Scheme, which ...") does not, and a question
-# built on it is not a sentence.
+# "default_app_config", "'Detached HEAD'"); what is left of a question with its opening cut ("check first",
+# "themes come built into MkDocs", "Why", "I open a file, Vim shows ...", "In MIT Scheme, which ...") does
+# not, and a question built on it is not a sentence.
 _TOPIC_OPENING_RE = re.compile(
-    r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*"
+    r"^(?:[Tt]he|[Aa]n?)\s|^[\w.+#()-]+'s\s|^[A-Z][\w.+#()-]*\b|^\S*\d|^[\w.+#-]*[_.()][\w.+#()-]*|"
+    r"^(?P<quote>[\"'])[^\"']+(?P=quote)(?:\s|$)"  # a name quoted: "'Detached HEAD' in git"
 )
 _NOT_A_TOPIC_OPENING = _QUESTION_WORDS | frozenset(
     "i we you my our your me us in on at for with from to by if once since".split()  # noqa: SIM905

@@ -35,7 +35,6 @@ from research_engine.answering import (
     expected_kind,
     identifier_parts,
     mechanism_asked,
-    mechanisms_named,
     shared_terms,
     subject_names,
     version_under_heading,
@@ -46,6 +45,7 @@ from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
 from research_engine.engine.extractive.situations import situation_parts, situation_referent
 from research_engine.engine.extractive.targets import Target, plan_targets
 from research_engine.engine.extractive.text import SECTION_NUMBER_RE, about_the_page, tokens
+from research_engine.mechanisms import mechanisms_named
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, synonyms, words
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_engine.answering import claim_terms, mechanisms_named
+from research_engine.answering import claim_terms
 from research_engine.engine.extractive.candidates import SentenceCandidate, sentence_candidates
 from research_engine.engine.extractive.features import (
     FEATURE_NAMES,
@@ -41,6 +41,7 @@ from research_engine.engine.extractive.plan import LOOKUP_KINDS
 from research_engine.engine.extractive.ranker import Ranker, default_ranker
 from research_engine.engine.extractive.text import jaccard, near_key, sentences
 from research_engine.engine.models import ClaimDraft, SourceText
+from research_engine.mechanisms import mechanisms_named
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, words
 from research_engine.vocabulary import Confidence

@@ -139,9 +139,20 @@ def _entity_question(facet: Facet, item: str, choice: bool) -> str:
     # The item as the objective wrote it: with its indefinite article ("What is a tab page in Vim?"), and a
     # plural as one ("What are capture filters?").
     article = re.search(rf"\b(a|an)\s+{re.escape(item)}\b", facet.clause, re.IGNORECASE)
+    plural = not article and PLURAL_RE.fullmatch(item.split()[-1]) is not None
     said = f"{article.group(1).lower()} {item}" if article else item
-    verb = "are" if not article and PLURAL_RE.fullmatch(item.split()[-1]) else "is"
-    return f"What {verb} {said}{scope.group(0) if scope else ''}?"
+    listed = re.search(rf"\b(?:a|an)\s+{re.escape(facet.items[0])}\s*,", facet.clause, re.IGNORECASE)
+    if listed and not article and not plural:
+        said = f"{_indefinite(item)} {item}"  # "a list, tuple and set": "a tuple", as the list says it
+    return f"What {'are' if plural else 'is'} {said}{scope.group(0) if scope else ''}?"
+
+
+def _indefinite(noun: str) -> str:
+    """ "a" or "an", by the sound the noun opens with: an initialism's by its first letter's name ("an SQL
+    view"), "u" before a consonant and a vowel as "you" ("a user", "an update")."""
+    if re.match(r"[A-Z]{2,}\b", noun):
+        return "an" if noun[0] in "AEFHILMNORSX" else "a"
+    return "an" if re.match(r"[aeio]|u(?![b-df-hj-np-tv-z][aeiou])", noun, re.IGNORECASE) else "a"
 
 
 def _window(recency: str | None) -> str:
@@ -221,11 +232,18 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     extra: list[tuple[str, str, set[str] | None]] = []
     phrase_focus = main_focus or None
     # Angles are added only where they can be answered from the brief's scope: "what changed" when the
-    # objective asks about change or wants figures (a series has a trend); the counter angle when the
-    # objective weighs something (every finding is contested by the verifier anyway). A sub-question that
-    # only re-asks the main one with "official documentation" added is padding: the sources' own type is
-    # selection's business.
-    time_wanted = (TIME_RE.search(objective) or ClaimType.QUANTITATIVE in allowed) and not (
+    # objective asks about change or for a figure the brief wants (a series has a trend); the counter angle
+    # when the objective weighs something (every finding is contested by the verifier anyway). A sub-question
+    # that only re-asks the main one with "official documentation" added is padding: the sources' own type
+    # is selection's business.
+    # The quantitative claim type (the brief's default) wants a trend only of a figure the objective asks for:
+    # a how-to or an explanation naming no time has no "what changed in the last 5 years".
+    series = (
+        ClaimType.QUANTITATIVE in allowed
+        and QUANTITY_RE.search(objective) is not None
+        and expected_kind(main.clause) != AnswerKind.PROCEDURE
+    )
+    time_wanted = (TIME_RE.search(objective) or series) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)

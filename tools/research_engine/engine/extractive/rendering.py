@@ -159,7 +159,8 @@ def render_report(brief: dict[str, Any], sections: list[Section]) -> str:
             body += [f"- {shown_claim(claim)} [{claim['id']}]{caution} (source: {_sources_of(claim)})", ""]
         if not stated:
             body += ["> **Gap:** no source sentence answered this sub-question.", ""]
-            caveats.append(f"- Gap: no claim was supported for {sq['id']} ({sq['text']}).")
+            missing = "no supported claim answers" if related else "no claim was supported for"
+            caveats.append(f"- Gap: {missing} {sq['id']} ({sq['text']}).")
         if related:
             # True statements its sources hold near the question: shown as what they are, so a reader
             # judges them, never as the answer or a key finding.
