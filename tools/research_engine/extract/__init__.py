@@ -17,8 +17,9 @@ because it does not look like an article. A page with under `THIN_CHARS`
 characters of body text is marked `thin`: not a source.
 
 Modules: `page` (entry points, kinds, PDF), `content` (the main content walk
-and reference entries), `blocks` (the page's own blocks), `gaps` (what
-trafilatura dropped wrongly, and the page's structure on its passages),
+and reference entries), `blocks` (the page's own blocks), `aligning` (where
+trafilatura's passages stand in the page), `gaps` (what trafilatura dropped
+wrongly, and the page's structure on its passages),
 `sections` (what a heading heads), `cleanup` (furniture and the title out of
 the body), `metadata` (title, canonical URL, language, dates, robots meta). trafilatura,
 readability, lxml, pypdf and charset-normalizer are loaded on first use

@@ -348,7 +348,8 @@ def _trafilatura_blocks(body: Any) -> list[Block]:
                 else:
                     add("list-item", _xml_text(item))
         elif tag == "table":
-            for row in el.iter("row"):
+            # Its own rows: a table nested in a cell is read with the cell (`_layout_cells`), once.
+            for row in (r for r in el.iter("row") if next(r.iterancestors("table")) is el):
                 cells = [cell for cell in row if cell.tag == "cell"]
                 if _layout_cells(cells):  # a page laid out in a table: its cells hold the page's blocks
                     for cell in cells:

@@ -18,7 +18,7 @@ most half its words link text. Boilerplate is rarely built like the content besi
 slot, a share bar or a related-links box differs in tag or class from the paragraphs around it), and
 headers, footers and sidebars lie outside the kept span. A heading that repeats the page title never
 comes back (the title is metadata), nor one heading nothing that stays. Each block goes back where its
-words stand in the page, between the kept passages around it.
+words stand in the page, between the kept passages around it, which `aligning` places in the page first.
 
 Then each kept passage that is a block of the page takes the block's structure and text: a heading's level, a
 preformatted block's kind (trafilatura reads a `<pre>` that does not look like code as a quotation), a
@@ -33,29 +33,27 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from research_engine.extract.aligning import ALONE, ANCHOR_MIN_WORDS, in_page_order, kept_places
 from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, labels_only, words
 from research_engine.extract.sections import following, lone_wrapper
 
 _GAP_LINK_SHARE_MAX = 0.5
-_ANCHOR_MIN_WORDS = 4  # a shorter heading or block is kept, or found, only close by or whole
 _NEAR_CHARS = 200  # a shorter block is sought this close after the block before it
 _TWIN_KEPT_SHARE = 0.5
-_ALONE = ("heading", "list-item", "term")
 
 
 def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | None = None) -> list[Block]:
     """`kept` (trafilatura's passages, in order) with the blocks it dropped wrongly put back in place, and
     the structure of the page's blocks on the passages that are those blocks."""
+    keys = [b.key for b in blocks]
+    at_page = _places(keys, said)
+    kept, kept_at = in_page_order(kept, kept_places(kept, said, blocks, at_page))
     kept_keys = [c.key for c in kept]
     joined, whole = "\n".join(kept_keys), set(kept_keys)
-    keys = [b.key for b in blocks]
     # A short heading, term or list item is kept only as a passage of its own: "The raw way" inside "The raw
     # way to limit access to pages is ..." is a heading trafilatura dropped, "TEXT" inside a paragraph about
     # TEXT affinity an item of a list it dropped.
-    short = [
-        b.kind in _ALONE and len(k.split()) < _ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)
-    ]
-    at_page, kept_at = _places(keys, said), _kept_places(kept_keys, said)
+    short = [b.kind in ALONE and len(k.split()) < ANCHOR_MIN_WORDS for b, k in zip(blocks, keys, strict=True)]
     inside_kept = _covering(kept_keys, kept_at)
     # A kept row of a menu ("20.2 Initialization" in texinfo's table of a chapter's sections) goes as
     # navigation (`_with_structure`): it keeps no heading of those words.
@@ -128,14 +126,22 @@ def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[
     j = i + 1
     while j < len(blocks) and blocks[j].link_share >= NAVIGATION_LINK_SHARE and blocks[j].kind != "heading":
         j += 1  # a menu of the section's subsections, a "Next: ..., Up: ..." bar (texinfo): passed over
+    if j > i + 1:  # past navigation: what stays lies in the heading's section
+        section = lone_wrapper(blocks[i].element).getparent()
+        return j < len(blocks) and (hits[j] or back[j]) and section in blocks[j].element.iterancestors()
+    after = following(blocks[i].element)
+    if after is None:
+        return False
+    # Blocks dropped inside what the heading heads are passed over: a member's template line above its
+    # prototype (Doxygen) does not part the member's heading from the prototype that stays.
+    while j < len(blocks) and blocks[j].kind != "heading" and not (hits[j] or back[j]):
+        if after not in blocks[j].element.iterancestors():
+            return False
+        j += 1
     if j >= len(blocks) or not (hits[j] or back[j]):
         return False
     nxt = blocks[j].element
-    if j > i + 1:  # past navigation: what stays lies in the heading's section
-        section = lone_wrapper(blocks[i].element).getparent()
-        return section is not None and section in nxt.iterancestors()
-    after = following(blocks[i].element)
-    return after is not None and (nxt is after or after in nxt.iterancestors())
+    return nxt is after or after in nxt.iterancestors()
 
 
 def _describes_kept(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
@@ -154,21 +160,11 @@ def _places(keys: list[str], said: str) -> list[int]:
     at, out = 0, []
     for key in keys:
         # A few words ("email") are looked for just ahead only: found further on they are some other text.
-        near = at + len(key) + _NEAR_CHARS if len(key.split()) < _ANCHOR_MIN_WORDS else None
+        near = at + len(key) + _NEAR_CHARS if len(key.split()) < ANCHOR_MIN_WORDS else None
         found = said.find(key, at, near) if key else -1
         out.append(found)
         if found >= 0:
             at = found + len(key)
-    return out
-
-
-def _kept_places(kept_keys: list[str], said: str) -> list[int]:
-    """Where each kept passage's words start in the page's words (-1: not found in order)."""
-    at, out = 0, []
-    for key in kept_keys:
-        found = said.find(key, at) if key else -1
-        out.append(found)
-        at = found + len(key) if found >= 0 else at
     return out
 
 
@@ -262,7 +258,7 @@ def _restored_elements(blocks: list[Block], hits: list[bool]) -> set[Any]:
             continue
         x = _twin_level(b.element, tally)
         if x not in seen:
-            seen[x] = _has_kept_twin(x, tally)
+            seen[x] = _has_kept_twin(x, tally) or _has_kept_counterpart(x, tally)
         if seen[x]:
             out.add(x)
         elif _announced_item(b.element, tally):
@@ -305,6 +301,38 @@ def _has_kept_twin(x: Any, tally: dict[Any, list[int]]) -> bool:
         if kept / total >= _TWIN_KEPT_SHARE:
             return True
     return False
+
+
+def _has_kept_counterpart(x: Any, tally: dict[Any, list[int]]) -> bool:
+    """Whether a twin of an element holding `x` (up to `_COUNTERPART_LEVELS` up) holds, in the same place
+    (the same tags and classes down to `x`), a part that trafilatura mostly kept: the same part of another
+    entry. Doxygen's members are each a `div.memitem` holding a prototype (`div.memproto`) and a description
+    (`div.memdoc`): where a member's description stays but its prototype went, other members' stayed."""
+    path = [_signature(x)]
+    holder = x.getparent()
+    for _ in range(_COUNTERPART_LEVELS):
+        if holder is None or holder.getparent() is None:
+            return False
+        for twin in holder.getparent():
+            if twin is holder or _signature(twin) != _signature(holder):
+                continue
+            parts = [twin]
+            for sig in reversed(path):
+                parts = [part for el in parts for part in el if _signature(part) == sig]
+            for part in parts:
+                counts = tally.get(part)
+                if counts and counts[0] / counts[1] >= _TWIN_KEPT_SHARE:
+                    return True
+        path.append(_signature(holder))
+        holder = holder.getparent()
+    return False
+
+
+_COUNTERPART_LEVELS = 2  # a part of an entry's part: a paragraph of a member's description
+
+
+def _signature(el: Any) -> tuple[Any, Any]:
+    return el.tag, el.get("class")
 
 
 def _announced_item(el: Any, tally: dict[Any, list[int]]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_engine.extract.blocks import NAVIGATION_LINK_SHARE, Block, words
+from research_engine.extract.blocks import HEADINGS, NAVIGATION_LINK_SHARE, Block, words
 
 
 def lone_wrapper(el: Any) -> Any:
@@ -42,13 +42,25 @@ def following(el: Any) -> Any:
     return nxt
 
 
+def _follows_a_heading(el: Any) -> bool:
+    """Whether a heading stands before `el` among its siblings: the element holding them holds sections (a
+    Doxygen page's members, each an `<h2>` over its entry), and is no box that a heading titles."""
+    return any(
+        isinstance(before.tag, str)
+        and (before.tag in HEADINGS or next(before.iterdescendants(*HEADINGS), None) is not None)
+        for before in el.itersiblings(preceding=True)
+    )
+
+
 def box_titles_as_labels(blocks: list[Block], title: str | None = None) -> list[Block]:
     """The blocks with each heading that titles a box read as a paragraph.
 
     A heading titles a box when the element holding it (past lone wrappers) ends, and a block that is not a
     heading at its level or above follows, before any heading at its level or above: text of the section
-    goes on after the box. Blocks whose element is unknown (trafilatura's own passages that are no block of
-    the page) decide nothing and are passed over. A heading repeating the page's title is the title, left
+    goes on after the box; and when no heading stands before it in that element (one that does is a section
+    of several, as the last member of a Doxygen page is, with the page's footer after them all). Blocks
+    whose element is unknown (trafilatura's own passages that are no block of the page) decide nothing and
+    are passed over. A heading repeating the page's title is the title, left
     for `cleanup.drop_title_heading`.
     """
     out = list(blocks)
@@ -57,8 +69,9 @@ def box_titles_as_labels(blocks: list[Block], title: str | None = None) -> list[
         is_title = bool(title_key) and (b.key in title_key or title_key in b.key)
         if b.kind != "heading" or b.element is None or is_title:
             continue
-        box = lone_wrapper(b.element).getparent()
-        if box is None or box.getparent() is None:
+        wrapper = lone_wrapper(b.element)
+        box = wrapper.getparent()
+        if box is None or box.getparent() is None or _follows_a_heading(wrapper):
             continue
         for later in blocks[i + 1 :]:
             if later.element is None or later.link_share >= NAVIGATION_LINK_SHARE:
