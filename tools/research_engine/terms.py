@@ -22,9 +22,9 @@ WORD_RE = re.compile(r"\d+(?:\.\d+)+|[^\W_]+(?:_[^\W_]+)*", re.UNICODE)
 
 # Words that say nothing about what a question is about, so none may drive a query or a sentence
 # match: function words, question words, the words the extractive model's own question templates
-# add ("official documentation", "limitations"), and generic question vocabulary: a question asks
-# about a topic's "effect" or "way", or how a "program" does its "work", but a sentence carrying
-# only these words is not about the topic.
+# add ("official documentation", "limitations", a situation's "given that"), and generic question
+# vocabulary: a question asks about a topic's "effect" or "way", or how a "program" does its "work",
+# but a sentence carrying only these words is not about the topic.
 _FUNCTION_WORDS = """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has
@@ -41,7 +41,7 @@ evidence say says said state states stated source sources primary official docum
 doc find change changes changed recent recently current limitation limitations drawback
 drawbacks exception exceptions counter critique critiques apply applies answer use used using
 usage choose choosing chosen decide deciding pick select compare compared comparing comparison difference
-differences versus vs better best right known know one
+differences versus vs better best right known know one given
 """
 _GENERIC_WORDS = """
 effect effects affect affects impact impacts way ways work works program programs programme

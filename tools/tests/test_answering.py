@@ -337,3 +337,11 @@ def test_a_version_lookup_is_no_how_to_and_keeps_its_thing():
     # "Which version added ..." names no verb asked: its "added" and "version" are what the answer states.
     question = "Which version added the compact JSON output?"
     assert relevance(question, [question], "Added in version 2.1: the compact JSON output.").answers
+
+
+def test_the_planners_given_that_is_no_key_term():
+    # The planner puts the asker's situation after "given that": a claim saying "given" (as in "the given
+    # string") carries nothing of the question.
+    question = "How do I recover the file, given that Vim found a swap file for it?"
+    assert "given" not in key_terms(question) and "swap" in key_terms(question)
+    assert "given" not in relevance(question, [question], "The given file is read again.").terms_found
