@@ -28,7 +28,7 @@ from research_engine.trace import atomic_write_text
 log = logging.getLogger("research_engine.corpus")
 
 # Bumped whenever a reader or the tokenizer reads differently: every cached index is rebuilt.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 CACHE_CAP = 2 * 1024**3  # a 10,000-document folder's cache is a few hundred MB at most
 
 

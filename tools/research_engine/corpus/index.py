@@ -43,19 +43,23 @@ _fold = functools.lru_cache(maxsize=262_144)(fold)
 
 def tokenize(text: str) -> list[str]:
     """Words of `text` as the index sees them: stop words dropped, suffixes folded (`terms.fold`),
-    version numbers ("3.11") and identifiers ("run_until_complete") kept whole; a release's version
-    ("6.2.0") also as the version it is a release of ("6.2"), which is how a question names it."""
-    out = []
-    for w in words(text):
-        if w in _STOPWORDS:
-            continue
-        out.append(_fold(w))
-        if _RELEASE_RE.fullmatch(w):
-            out.append(w.rsplit(".", 1)[0])
-    return out
+    version numbers ("3.11") and identifiers ("run_until_complete") kept whole."""
+    return [_fold(w) for w in words(text) if w not in _STOPWORDS]
 
 
 _RELEASE_RE = re.compile(r"\d+\.\d+\.\d+")
+
+
+def _with_releases_of(terms: Counter[str] | set[str], skip: set[str]) -> None:
+    """`terms` with the version each release's version is of ("6.2" of "6.2.0"), once, where absent."""
+    for term in [t for t in terms if _RELEASE_RE.fullmatch(t) and t not in skip]:
+        version = term.rsplit(".", 1)[0]
+        if isinstance(terms, Counter):
+            terms.setdefault(version, 1)
+        else:
+            terms.add(version)
+
+
 # What separates a page's own title from the site's ("Asynchronous I/O — Python 3.11 documentation").
 _TITLE_SEPARATOR_RE = re.compile(r"\s+(?:[\u2014\u2013|:]|-{1,2}|::)\s+")
 SITE_TITLE_SHARE = 0.5  # a title tail this share of the pages end with is the site's name, not the page's
@@ -91,7 +95,7 @@ class Bm25Index:
     """Okapi BM25 over whole pages (k1=1.5, b=0.75) plus a title-field bonus; deterministic ranking."""
 
     def __init__(self, pages: list[CorpusPage], k1: float = 1.5, b: float = 0.75) -> None:
-        pages = _without_site_title(pages)
+        pages = _with_releases_named(_without_site_title(pages))
         self.pages = pages
         self.k1, self.b = k1, b
         self.doc_freq: Counter[str] = Counter()
@@ -173,8 +177,28 @@ def _without_site_title(pages: list[CorpusPage]) -> list[CorpusPage]:
         if not page.title.endswith(tail):
             out.append(page)
             continue
-        own = page.title[: -len(tail)].rstrip(" \u2014\u2013|:-")
+        own = frozenset(tokenize(page.title[: -len(tail)].rstrip(" \u2014\u2013|:-")))
         tokens = page.tokens - drop  # the title was counted in the body once
-        length = sum(tokens.values())
-        out.append(CorpusPage(page.path, page.title, page.text, tokens, length, frozenset(tokenize(own))))
+        out.append(CorpusPage(page.path, page.title, page.text, tokens, sum(tokens.values()), own))
+    return out
+
+
+def _with_releases_named(pages: list[CorpusPage]) -> list[CorpusPage]:
+    """`pages` with each release's version ("6.2.0") also standing for the version it is a release of
+    ("6.2"), which is how a question names it: once, where the page never says it (so the notes of 3.2
+    itself, saying "3.2" throughout, still outrank the notes of each 3.2.x release)."""
+    # The site's own release, on every page ("Django 3.2.25 documentation" in each page's header), names
+    # no page's subject: it stands for nothing more.
+    found = Counter(t for page in pages for t in page.tokens if _RELEASE_RE.fullmatch(t))
+    site_wide = {t for t, n in found.items() if n >= SITE_TITLE_SHARE * len(pages)}
+    out = []
+    for page in pages:
+        tokens, title_terms = Counter(page.tokens), set(page.title_terms)
+        _with_releases_of(tokens, site_wide)
+        _with_releases_of(title_terms, site_wide)
+        if tokens == page.tokens and title_terms == page.title_terms:
+            out.append(page)
+        else:
+            length = sum(tokens.values())
+            out.append(CorpusPage(page.path, page.title, page.text, tokens, length, frozenset(title_terms)))
     return out
