@@ -147,6 +147,10 @@ _NUMBER_WORDS = (
     "hundred thousand million billion once twice half double dozen unlimited infinite zero"
 )
 _VERSION_NOT_FIGURE = re.compile(r"(?:\b(?:version|release|python|django|postgresql|pg|v)\s*|\d\.)$", re.I)
+# A heading's own number ("6.4.2. Comparing Values", "20.2.1 Setting Parameters", "F.3 ..."): where it stands
+# in the manual, no version it is about and no name it gives. A heading that is a version ("1.4.2", "2.0
+# (2021-05-01)") keeps it.
+SECTION_NUMBER_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Za-z])")
 _COUNT_Q = re.compile(r"\bhow\s+(?:many|much|often)\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _ISO_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
@@ -317,6 +321,9 @@ def _kind_found(kind: AnswerKind, claim: str, question: str, near: set[str]) -> 
     }.get(kind)
     if kind == AnswerKind.NUMBER:  # a date's parts are not figures ("2016-03-29")
         claim = _ISO_DATE.sub(lambda d: " " * len(d.group(0)), claim)
+    # a heading quoted before the sentence opens with its own number ("6.1. Manual Pages: ntpq(1) ..."): no
+    # version, no figure
+    claim = SECTION_NUMBER_RE.sub(lambda n: " " * len(n.group(0)), claim, count=1)
     found = (
         [m for m in pattern.finditer(claim)]
         if pattern
@@ -365,8 +372,9 @@ def version_under_heading(
         return answer, ""
     asked = question.casefold()
     for heading in reversed(headings):
+        own = SECTION_NUMBER_RE.sub("", heading)  # "6.1. Manual Pages" names no version
         found = next(
-            (m.group(0) for m in _VERSION_A.finditer(heading) if m.group(0).casefold() not in asked), None
+            (m.group(0) for m in _VERSION_A.finditer(own) if m.group(0).casefold() not in asked), None
         )
         if found:
             score = round(answer.score + (1 - TERMS_WEIGHT), 4)

@@ -17,6 +17,7 @@ from research_engine.answering import (
     relevance,
     shared_terms,
     subject_terms,
+    version_under_heading,
 )
 from research_engine.engine.extractive.text import tokens
 from research_engine.engine.review import rethought_queries
@@ -345,3 +346,21 @@ def test_the_planners_given_that_is_no_key_term():
     question = "How do I recover the file, given that Vim found a swap file for it?"
     assert "given" not in key_terms(question) and "swap" in key_terms(question)
     assert "given" not in relevance(question, [question], "The given file is read again.").terms_found
+
+
+def test_a_headings_own_number_is_no_version():
+    # NTPsec's manual quoted "6.1. Manual Pages" before a line of its menu, and the section number read as
+    # the version "What changed in NTPsec compared with NTP Classic?" asked for.
+    question = "What changed in NTPsec compared with NTP Classic?"
+    claim = "6.1. Manual Pages: ntptrace(1) - trace a chain of NTP servers back to the primary source"
+    assert relevance(question, [question], claim).kind_found is None
+    assert (
+        version_under_heading(
+            answer_score(question, "The NTP Classic ntpdc was removed."), question, ("6.1. Manual Pages",)
+        )[1]
+        == ""
+    )
+    under = version_under_heading(
+        answer_score(question, "The NTP Classic ntpdc was removed."), question, ("Version 1.2.2",)
+    )
+    assert under[1] == "Version 1.2.2"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_engine.answering import with_parts
+from research_engine.answering import SECTION_NUMBER_RE, with_parts
 from research_engine.engine.extractive.examples import (
     continues_past_example,
     introduces_example,
@@ -27,7 +27,6 @@ from research_engine.engine.extractive.examples import (
 )
 from research_engine.engine.extractive.text import (
     ANTECEDENT_MAX_WORDS,
-    SECTION_NUMBER_RE,
     TERM_RE,
     TERMINAL_RE,
     is_claim_sentence,

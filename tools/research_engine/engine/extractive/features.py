@@ -26,6 +26,7 @@ from typing import Any
 from research_engine import ranking
 from research_engine.answering import (
     INSTRUCTION_RE,
+    SECTION_NUMBER_RE,
     VERSION_TERM_RE,
     AnswerKind,
     AnswerScore,
@@ -44,7 +45,7 @@ from research_engine.engine.extractive.candidates import ADMONITION_RE, DANGLING
 from research_engine.engine.extractive.plan import EVALUATIVE_RE, TIME_RE
 from research_engine.engine.extractive.situations import situation_parts, situation_referent
 from research_engine.engine.extractive.targets import Target, plan_targets
-from research_engine.engine.extractive.text import SECTION_NUMBER_RE, about_the_page, tokens
+from research_engine.engine.extractive.text import about_the_page, tokens
 from research_engine.mechanisms import mechanisms_named
 from research_engine.ranking import idf_table
 from research_engine.terms import STOP_WORDS, fold, synonyms, words

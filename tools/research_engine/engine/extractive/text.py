@@ -56,10 +56,6 @@ CODE_RE = re.compile(
 # A quote that joins sentences (a pronoun-led one back to its antecedent, an example with what it says) is at
 # most this long.
 ANTECEDENT_MAX_WORDS = 90
-# A heading's own number ("6.4.2. Comparing Values", "20.2.1 Setting Parameters", "F.3 ..."): where it stands
-# in the manual, no version it is about and no name it gives. A heading that is a version ("1.4.2", "2.0
-# (2021-05-01)") keeps it.
-SECTION_NUMBER_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.?\s+(?=[A-Za-z])")
 TERM_RE = re.compile(r"^[^.!?]{1,60}$")  # a short line with no sentence end: a heading-like term
 TERMINAL_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 FRAGMENT_START_RE = re.compile(r"^(and|or|but|so|then|also)\b", re.IGNORECASE)
