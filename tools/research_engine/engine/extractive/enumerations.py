@@ -19,6 +19,7 @@ _LIST_RE = re.compile(
 _VERSUS_RE = re.compile(
     rf"(?<![\w.'+#-])(?P<first>{_ITEM}) (?:vs\.?|versus) (?P<last>{_ITEM})", re.IGNORECASE
 )
+_PLURAL_HEAD_RE = re.compile(r"[a-z]{2,}[^s]s")  # "types", "formats": a kind the items share, in the plural
 _ARTICLE_LED_RE = re.compile(r"^(?:a|an|the)\s", re.IGNORECASE)
 _CHOICE_RE = re.compile(r"\b(between|among|choose|choosing|compare|comparing|differences?|versus|vs)\b", re.I)
 
@@ -104,15 +105,18 @@ def enumeration(clause: str) -> tuple[list[str], int] | None:
                 return items, parallel
             head = items[-1].split()
             followed = re.match(r"\s+[a-z][\w-]*", clause[end:])
+            shared = (followed is not None and followed.group(0).strip().lower() not in EDGE_WORDS) or (
+                len(head) == 2 and _PLURAL_HEAD_RE.fullmatch(head[1]) is not None
+            )
             if (
                 len(head) == 2
                 and all(len(i.split()) == 1 for i in items[:-1])
                 and head[0] != items[0]
-                and followed is not None
-                and followed.group(0).strip().lower() not in EDGE_WORDS
+                and shared
             ):
-                # "json and jsonb data types": "data" is the items' shared head, not part of the last one
-                # ("VACUUM and VACUUM FULL" keeps its variant, "Bash and POSIX sh" its name).
+                # "json and jsonb data types", "json and jsonb types": "data" and "types" are the items'
+                # shared head, not part of the last one ("VACUUM and VACUUM FULL" keeps its variant, "Bash
+                # and POSIX sh" its name).
                 items[-1] = head[0]
                 end = m.start("last") + m.group("last").find(head[0]) + len(head[0])
             return items, end
