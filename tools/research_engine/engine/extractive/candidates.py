@@ -182,8 +182,16 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 entry, intro = [], None
                 continue
             continued = continues_past_example(passages, p_index)
+            # An item of a list is no term over the items after it ("user_agent (str) – String to send as
+            # User-Agent header" over "decompress_response (bool) – ..."): they are its siblings.
+            sibling = (
+                passage.kind == "list-item"
+                and p_index + 1 < len(passages)
+                and passages[p_index + 1].kind == "list-item"
+                and not LABEL_RE.match(passage.text)
+            )
             if passage.kind in ("heading", "term") or (
-                passage.kind != "table-row" and TERM_RE.match(passage.text) and not continued
+                passage.kind != "table-row" and TERM_RE.match(passage.text) and not continued and not sibling
             ):
                 # A heading, or a definition list's term ("shared_buffers (integer)"): what follows is on it.
                 # A short line right under a heading ("Default: 1209600 (2 weeks, in seconds)") belongs to
