@@ -467,3 +467,19 @@ def test_a_note_set_in_a_one_cell_table_row_is_prose_and_a_heading_number_is_no_
     )
     view, _ = read_candidates({"objective": question}, {"id": "SQ-01", "text": question}, [page])
     assert view is not None and "10.0.0.5" not in view.scope
+
+
+def test_a_list_item_heads_none_of_the_items_after_it():
+    # Tornado's HTTPRequest parameters (Sphinx field list): an item with no full stop is no term over its
+    # siblings, so no quote glues "user_agent (str) – ..." to the parameter after it.
+    page = _page(
+        ("list-item", "user_agent (str) – String to send as User-Agent header"),
+        (
+            "list-item",
+            "decompress_response (bool) – Request a compressed response from the server. Default is True.",
+        ),
+        ("list-item", "request_timeout (float) – Timeout for entire request in seconds, default 20 seconds."),
+    )
+    texts = [c.text for c in sentence_candidates([page])]
+    assert "request_timeout (float) – Timeout for entire request in seconds, default 20 seconds." in texts
+    assert not any(t.startswith("user_agent") and "decompress_response" in t for t in texts)

@@ -229,7 +229,8 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 entry, intro = [], None
                 continue
             before = entry[:]
-            entry.append(passage.text)
+            if entry or not sibling:  # an item opening a list heads no entry of its siblings
+                entry.append(passage.text)
             # An item of the list an introducing sentence announces: a list item, or a one-sentence paragraph
             # (extraction flattens some lists).
             one = sentences(passage.text)
