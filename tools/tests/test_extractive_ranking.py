@@ -483,3 +483,19 @@ def test_a_list_item_heads_none_of_the_items_after_it():
     texts = [c.text for c in sentence_candidates([page])]
     assert "request_timeout (float) – Timeout for entire request in seconds, default 20 seconds." in texts
     assert not any(t.startswith("user_agent") and "decompress_response" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "What’s new in Tornado 6.2.0 — Tornado 6.2 documentation",
+        "What's new in 2.0",
+        "NEWS.gz",
+        "Release notes",
+    ],
+)
+def test_release_notes_are_known_by_their_title_with_either_apostrophe(title):
+    # Sphinx sets "What's" with a typographic apostrophe: Tornado's notes for 6.2.0 were not release notes.
+    item = Passage("p01", "The minimum supported Python version is now 3.7.", "paragraph")
+    found = sentence_candidates([SourceText("SQ-01/SRC-01", title, "http://127.0.0.1/notes.html", [item])])
+    assert found and all(c.changelog for c in found)

@@ -83,7 +83,9 @@ ITEM_MIN_WORDS = 8  # a list item or line with no full stop is a statement at th
 # ... and on release notes at this length: they state each change as a short item ("Drop Python 2.7 and 3.4
 # support"); elsewhere a six-word line is a heading or a caption as often.
 CHANGE_ITEM_MIN_WORDS = 6
-CHANGELOG_RE = re.compile(r"\b(?:release notes?|changelog|change log|what'?s new|release \d[\d.]*)\b", re.I)
+CHANGELOG_RE = re.compile(
+    r"\b(?:release notes?|changelog|change log|what['\u2019]?s new|release \d[\d.]*)\b", re.I
+)  # "What\u2019s new": Sphinx sets the apostrophe as typographers do
 # ... and a package's notes file by its conventional name ("NEWS", "NEWS.gz", "CHANGES.txt"), in capitals.
 CHANGES_FILE_RE = re.compile(r"^(?:NEWS|CHANGES|HISTORY)(?:\.\w+)*$")
 # An admonition's title, a heading only in markup: "Note", "Important", "Warning", "See also", "Tip".
