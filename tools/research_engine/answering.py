@@ -105,23 +105,26 @@ _NAME_Q = re.compile(
 )
 # "How do I enable ...": in technical documentation the answer names its mechanism (a setting, a decorator,
 # a command, an option), so a sentence naming none describes the topic without saying how.
+# How a how-to opens: "How do I", "How to", "Can I", "Is there a way to", "What can I".
+_ASKER = r"(?:i|we|you|one)"
+_HOW_DO_I = rf"how\s+(?:do|can|should|could|would|does|must)\s+{_ASKER}"
+_IS_THERE_A_WAY = r"is\s+(?:there\s+a\s+way|it\s+possible)\s+to"
+_WHAT_CAN_I = rf"what\s+(?:can|should|do|must)\s+{_ASKER}"
 _PROCEDURE_Q = re.compile(
-    r"^\s*how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)\b|^\s*how\s+to\b|"
+    rf"^\s*{_HOW_DO_I}\b|^\s*how\s+to\b|"
     # "Can I see what patch would do before applying it?", "Is there a way to ...": what to do, as yes/no
-    r"^\s*can\s+(?:i|we|you|one)\s+(?!use\b|be\b|have\b)|^\s*is\s+(?:there\s+a\s+way|it\s+possible)\s+to\b|"
+    rf"^\s*can\s+{_ASKER}\s+(?!use\b|be\b|have\b)|^\s*{_IS_THERE_A_WAY}\b|"
     # "What can I change in its configuration to make it load faster?": what to do, asked another way
-    r"^\s*what\s+(?:can|should|do|must)\s+(?:i|we|you|one)\s+(?:change|set|configure|add|run|type|put|pass|"
-    r"edit|enable|disable|turn)\b",
+    rf"^\s*{_WHAT_CAN_I}\s+(?:change|set|configure|add|run|type|put|pass|edit|enable|disable|turn)\b",
     re.IGNORECASE,
 )
 # The verb a how-to asks to do ("How do I configure X?"): documentation uses it of everything.
 _ACTION_Q = re.compile(
-    r"^\s*(?:how\s+(?:do|can|should|could|would|does|must)\s+(?:i|we|you|one)|how\s+to|can\s+(?:i|we|you|one)|"
-    r"is\s+(?:there\s+a\s+way|it\s+possible)\s+to|what\s+(?:can|should|do|must)\s+(?:i|we|you|one))"
+    rf"^\s*(?:{_HOW_DO_I}|how\s+to|can\s+{_ASKER}|{_IS_THERE_A_WAY}|{_WHAT_CAN_I})"
     r"\s+(?:\w+ly\s+)?(?P<verb>[a-z]+)\b"
-    # ... and the kind of name and the verb a lookup frames its object with ("Which setting controls X?")
-    r"|^\s*(?:which|what)\s+(?P<thing>options?|flags?|switch(?:es)?|settings?|variables?|parameters?|"
-    rf"functions?|methods?|commands?|keys?|directives?)\s+{_NOT_AUX}(?P<does>[a-z]+(?:s|ed))\b",
+    # ... and the kind of name and the verb a lookup frames its object with ("Which setting controls X?"),
+    # the kind read as `_MECHANISM_Q` reads it
+    rf"|^\s*(?:which|what)\s+(?P<thing>[a-z]+)\s+{_NOT_AUX}(?P<does>[a-z]+(?:s|ed))\b",
     re.IGNORECASE,
 )
 _YES_NO_Q = re.compile(
@@ -561,6 +564,8 @@ def relevance(question: str, questions: list[str], claim: str) -> AnswerScore:
     context = shared_terms(questions)
     scored = answer_score(question, claim, context=context, subject=subject_terms(question, questions))
     m = _ACTION_Q.match(question)
+    if m and m.group("thing") and not any(p.fullmatch(m.group("thing")) for p in _MECHANISM_Q.values()):
+        m = None  # "Which version added ...": its words are what the answer states
     action = set(key_terms(" ".join(w for w in m.groups() if w))) if m else set()
     if action and set(scored.terms_found) <= action and set(scored.terms_wanted) - action - context:
         return replace(scored, score=0.0, verb_only=True)
