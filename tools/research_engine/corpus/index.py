@@ -19,6 +19,7 @@ import functools
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from research_engine.terms import fold, words
@@ -50,9 +51,14 @@ def tokenize(text: str) -> list[str]:
 _RELEASE_RE = re.compile(r"\d+\.\d+\.\d+")
 
 
+def _releases(terms: Iterable[str]) -> list[str]:
+    """The release versions ("6.2.0") among `terms` (a cheap test first: most terms are words)."""
+    return [t for t in terms if t[:1].isdigit() and t.count(".") >= 2 and _RELEASE_RE.fullmatch(t)]
+
+
 def _with_releases_of(terms: Counter[str] | set[str], skip: set[str]) -> None:
     """`terms` with the version each release's version is of ("6.2" of "6.2.0"), once, where absent."""
-    for term in [t for t in terms if _RELEASE_RE.fullmatch(t) and t not in skip]:
+    for term in [t for t in _releases(terms) if t not in skip]:
         version = term.rsplit(".", 1)[0]
         if isinstance(terms, Counter):
             terms.setdefault(version, 1)
@@ -189,16 +195,18 @@ def _with_releases_named(pages: list[CorpusPage]) -> list[CorpusPage]:
     itself, saying "3.2" throughout, still outrank the notes of each 3.2.x release)."""
     # The site's own release, on every page ("Django 3.2.25 documentation" in each page's header), names
     # no page's subject: it stands for nothing more.
-    found = Counter(t for page in pages for t in page.tokens if _RELEASE_RE.fullmatch(t))
+    releases = [_releases(page.tokens) for page in pages]
+    found = Counter(t for each in releases for t in each)
     site_wide = {t for t, n in found.items() if n >= SITE_TITLE_SHARE * len(pages)}
     out = []
-    for page in pages:
+    for page, each in zip(pages, releases, strict=True):
+        versions = {t.rsplit(".", 1)[0] for t in each if t not in site_wide}
+        if not versions - page.tokens.keys() and not versions - page.title_terms:
+            out.append(page)  # nearly every page: no release, or it says the version itself
+            continue
         tokens, title_terms = Counter(page.tokens), set(page.title_terms)
         _with_releases_of(tokens, site_wide)
         _with_releases_of(title_terms, site_wide)
-        if tokens == page.tokens and title_terms == page.title_terms:
-            out.append(page)
-        else:
-            length = sum(tokens.values())
-            out.append(CorpusPage(page.path, page.title, page.text, tokens, length, frozenset(title_terms)))
+        length = sum(tokens.values())
+        out.append(CorpusPage(page.path, page.title, page.text, tokens, length, frozenset(title_terms)))
     return out
