@@ -68,6 +68,11 @@ MULTIWORD = (
         re.compile(r"\b(do|does|did|doing|done) so\b"),
         r"\1",
     ),  # "will not do so by default": no clause boundary
+    (re.compile(r"\bnothing (?:more|else) than\b|\bnothing but\b"), "only"),  # a restriction in other words
+    (re.compile(r"\((un|re|de|dis|non)\)([a-z]{3,})\b"), r"\2 \1\2"),  # "(un)setting": both words
+    # "as NA unless the na argument says otherwise" is a default the argument changes, not a negation
+    (re.compile(r"\bunless\b([^,.;:]{1,40}?)\b(?:says?|said|specif\w*|states?|indicate\w*|sets?) otherwise\b"),
+     r"by default, \1 change"),
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
@@ -84,7 +89,7 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\
 # Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
 # of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
 STRONG_GROUPS = (
-    "all every each everything everyone everybody entire whole",
+    "all every each everything everyone everybody entire whole whatsoever",
     "entirely wholly completely fully totally",
     "always invariably",
     "never",
