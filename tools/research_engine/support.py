@@ -64,6 +64,7 @@ from research_engine.support_words import (
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
+    UNIVERSAL_CONCESSION_RE,
     carried,
     content_words,
     dictionary_word,
@@ -161,7 +162,8 @@ class Held:
             affirmed_clauses=negation.affirmed_clauses(tokens, covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
-            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
+            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups}
+            | ({STRENGTH_GROUP["all"]} if UNIVERSAL_CONCESSION_RE.search(plain) else set()),
             frames=frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain))
@@ -450,16 +452,16 @@ class Judge:
         one" for "returns zero"); elsewhere "one" is a pronoun as often as a count."""
         out = []
         for i, token in enumerate(tokens[1:], start=1):
-            if token not in SMALL_FIGURES or not tokens[i - 1].isalpha():
+            if token not in SMALL_FIGURES or not tokens[i - 1].isalpha() or tokens[i - 1] in STOP:
                 continue
             if i + 1 < len(tokens) and tokens[i + 1] in SCALE_WORDS:
                 continue  # "one billion bytes": `prose.numbers`' figure
             before = stem(tokens[i - 1])
-            for k in range(1, len(held.tokens)):
-                theirs = _figure(held.tokens[k])
-                if theirs is not None and theirs != SMALL_FIGURES[token] and stem(held.tokens[k - 1]) == before:
-                    out.append(token)
-                    break
+            theirs = {
+                _figure(held.tokens[k]) for k in range(1, len(held.tokens)) if stem(held.tokens[k - 1]) == before
+            } - {None}
+            if theirs and SMALL_FIGURES[token] not in theirs:
+                out.append(token)
         return out
 
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
@@ -623,6 +625,9 @@ class Judge:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
+        conceded = UNIVERSAL_CONCESSION_RE.search(plain)
+        if conceded and STRENGTH_GROUP["all"] not in held.strong:
+            found.append(conceded.group(0).casefold())
         causal = CAUSAL_RE.search(normalise(plain))
         if causal and not held.causal:
             found.append(causal.group(0).strip(", "))

@@ -206,6 +206,10 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             continue
         if cue.otherwise:  # "otherwise the files are not processed": "so that they are processed" agrees
             continue
+        if UNTIL_WORDS & set(cue.words) and any(
+            c.kind == "only" and set(c.condition) & set(cue.scope) for c in mine
+        ):  # "not evaluated until needed": the sentence's "evaluated only when needed" says the same
+            continue
         stated = {cue.scope[0]}
         if cue.word not in COORDINATING_NEGATIONS:  # "neither move nor mutate": each on its own
             # what the sentence puts on the predicate: the negated words in the clause that states it

@@ -118,6 +118,13 @@ CLAIM_STRENGTH = (
     (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
     (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
 )
+# A concession that spans every case ("whatever its size", "no matter how large", "regardless of DNSSEC")
+# says "for all": a sentence may make one only where a claim makes one or uses a word of the "all" group.
+UNIVERSAL_CONCESSION_RE = re.compile(
+    r"\b(?:no matter (?:what|how|which|where|when|who)|what(?:so)?ever (?:its|their|the|his|her|your|our)"
+    r"|regardless of|irrespective of)\b",
+    re.IGNORECASE,
+)
 # Idioms that carry a strong word without its strength ("above all" is "most importantly", "after all" is
 # "as it is").
 STRENGTH_IDIOM_RE = re.compile(r"\b(?:above all|after all|all in all|first of all|at all)\b", re.IGNORECASE)
