@@ -458,7 +458,9 @@ class Judge:
                 continue  # "one billion bytes": `prose.numbers`' figure
             before = stem(tokens[i - 1])
             theirs = {
-                _figure(held.tokens[k]) for k in range(1, len(held.tokens)) if stem(held.tokens[k - 1]) == before
+                _figure(held.tokens[k])
+                for k in range(1, len(held.tokens))
+                if stem(held.tokens[k - 1]) == before
             } - {None}
             if theirs and SMALL_FIGURES[token] not in theirs:
                 out.append(token)
@@ -484,7 +486,8 @@ class Judge:
             for t in self._terms(plain, tokens)
             if not carried(t, held.stems)
             and not carried(t, self.question_stems)
-            and t not in held.compounds and t.removesuffix("s") not in held.compounds
+            and t not in held.compounds
+            and t.removesuffix("s") not in held.compounds
             and not any(t in _code_base(c).casefold() for c in missing)
         ]
         missing += [c for c in self._compound_names(plain, held) if not any(c in m for m in missing)]
@@ -499,14 +502,19 @@ class Judge:
         theirs = {m.group(0) for m in COMPOUND_RE.finditer(held.plain)}
         for m in COMPOUND_RE.finditer(plain):
             name = m.group(0)
-            if name.casefold() != name or prose.holds(name, held.plain) or prose.holds(name, self.question_plain):
+            if (
+                name.casefold() != name
+                or prose.holds(name, held.plain)
+                or prose.holds(name, self.question_plain)
+            ):
                 continue
             if name.replace("-", " ") in held.plain or name.replace("-", "") in held.words:
                 continue  # "read-only" for "read only", "e-mail" for "email"
             parts = name.split("-")
             coined = any(not dictionary_word(p) and stem(p) not in held.stems for p in parts if p.isalpha())
             near = any(
-                len(o.split("-")) == len(parts) and sum(a != b for a, b in zip(o.split("-"), parts, strict=True)) == 1
+                len(o.split("-")) == len(parts)
+                and sum(a != b for a, b in zip(o.split("-"), parts, strict=True)) == 1
                 for o in theirs
             )
             if coined or near:

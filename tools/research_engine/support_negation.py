@@ -40,11 +40,11 @@ COORDINATING_NEGATIONS = frozenset({"neither", "nor"})
 STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha())
 AFFIRMED_MIN = 3  # the words of a sentence's negation a claim clause must state plainly to contradict it
 UNTIL_WORDS = frozenset({"until", "till", "before"})
-SAME_CLAUSE_MIN = 2  # the claim's negated clause's words a sentence's negation governs to be the same negation
+# The words of a claim's negated clause a sentence's negation must govern to be the same negation.
+SAME_CLAUSE_MIN = 2
 # Verbs that say a thing is there to act: "if this option is not used" is "without this option".
-PRESENCE_STEMS = frozenset(
-    stem(w) for w in "use given set specified supplied provided present passed included defined".split()
-)
+PRESENCE_WORDS = "use given set specified supplied provided present passed included defined"
+PRESENCE_STEMS = frozenset(stem(w) for w in PRESENCE_WORDS.split())
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 
@@ -262,9 +262,10 @@ def _affirmed_rather(cue: Cue, same: list[Cue], held: Held) -> bool:
 
 
 def _not_until(cue: Cue, held: Held) -> bool:
-    """ "only when needed" where a claim says "not ... until needed" (or "not ... before"): one restriction."""
+    """A sentence's "only when needed" is a claim's "not ... until needed" (or "not ... before")."""
     return any(
-        c.kind == "neg" and UNTIL_WORDS & set(c.words) and set(cue.condition) & set(c.scope) for c in held.cues
+        c.kind == "neg" and UNTIL_WORDS & set(c.words) and set(cue.condition) & set(c.scope)
+        for c in held.cues
     )
 
 

@@ -71,8 +71,12 @@ MULTIWORD = (
     (re.compile(r"\bnothing (?:more|else) than\b|\bnothing but\b"), "only"),  # a restriction in other words
     (re.compile(r"\((un|re|de|dis|non)\)([a-z]{3,})\b"), r"\2 \1\2"),  # "(un)setting": both words
     # "as NA unless the na argument says otherwise" is a default the argument changes, not a negation
-    (re.compile(r"\bunless\b([^,.;:]{1,40}?)\b(?:says?|said|specif\w*|states?|indicate\w*|sets?) otherwise\b"),
-     r"by default, \1 change"),
+    (
+        re.compile(
+            r"\bunless\b([^,.;:]{1,40}?)\b(?:says?|said|specif\w*|states?|indicate\w*|sets?) otherwise\b"
+        ),
+        r"by default, \1 change",
+    ),
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),

@@ -11,19 +11,19 @@ from research_engine import support
 CLAIMS = {
     # r-doc-html: R-ints.html, R-data.html
     "CLM-01": "Arguments are not evaluated until needed.",
-    "CLM-02": "In some locales the comma is used as the decimal point (set this in write.table by dec = \",\") "
+    "CLM-02": 'In some locales the comma is used as the decimal point (set this in write.table by dec = ",") '
     "and there CSV files use the semicolon as the field separator: use write.csv2 for appropriate defaults.",
     # varnish-doc: users-guide/vcl-backends.html
-    "CLM-03": "In this example Varnish will check the health of each backend every 5 seconds, timing out after "
-    "1 second.",
+    "CLM-03": "In this example Varnish will check the health of each backend every 5 seconds, timing out "
+    "after 1 second.",
     # wireshark-doc: wsug_html_chunked/ChAdvNameResolutionSection.html
     "CLM-04": "However, if the name resolution information should change while Wireshark is running, "
     "Wireshark won’t notice a change in the name resolution information once it gets cached.",
     # bind9-doc: arm/reference.html, arm/chapter6.html
-    "CLM-05": "Keys may also be specified in the also-notify statement of a primary or secondary zone, causing "
-    "NOTIFY messages to be signed using the specified key.",
-    "CLM-06": "Removing a member zone from a secondary server requires only deleting the member zone's entry in "
-    "the catalog zone.",
+    "CLM-05": "Keys may also be specified in the also-notify statement of a primary or secondary zone, "
+    "causing NOTIFY messages to be signed using the specified key.",
+    "CLM-06": "Removing a member zone from a secondary server requires only deleting the member zone's entry "
+    "in the catalog zone.",
     # maxima-doc: maxima_77.html (integrate), maxima_54.html (plot options)
     "CLM-07": "a need not be less than b. If b is equal to a, integrate returns zero.",
     "CLM-08": "Specifies the string that will label the first axis; if this option is not used, that label "
@@ -79,11 +79,15 @@ def test_a_negation_over_the_claims_negated_clause_is_the_same_negation():
 
 
 def test_without_is_a_presence_verb_negated():
-    assert passes("Without this option, the first axis is labelled with the independent variable's name [CLM-08].")
+    assert passes(
+        "Without this option, the first axis is labelled with the independent variable's name [CLM-08]."
+    )
 
 
 def test_a_closed_compound_is_the_claims_open_one():
-    assert passes("Varnish checks each backend's health every 5 seconds, with a timeout of 1 second [CLM-03].")
+    assert passes(
+        "Varnish checks each backend's health every 5 seconds, with a timeout of 1 second [CLM-03]."
+    )
 
 
 def test_un_in_brackets_is_both_words():
@@ -110,7 +114,9 @@ def test_a_dotted_names_last_figure_is_no_footnote():
 
 
 def test_a_hyphenated_name_wrong_in_one_part_or_coined():
-    assert "name" in faults("Keys may also be given in the allow-notify statement of a primary zone [CLM-05].")
+    assert "name" in faults(
+        "Keys may also be given in the allow-notify statement of a primary zone [CLM-05]."
+    )
     assert "name" in faults("Keys may also be given in the keyfile-notify statement of a zone [CLM-05].")
     assert passes("Keys may also be specified in the also-notify statement of a secondary zone [CLM-05].")
 
