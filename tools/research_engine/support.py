@@ -17,13 +17,16 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   whose negative (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an
   order reversed (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
-  words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
-  makes one (a purpose or a condition is one);
+  words: "have to" for "must", a maximum for "largest"), a concession over every case ("whatever its size",
+  "no matter how"), or a causal link (`CAUSAL_RE`) where no cited claim makes one (a purpose or a condition
+  is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, a
-  lowercase word with a figure, or one no dictionary lists: "smtp") that neither the claims nor the question
-  hold, or a code token in no claim;
+- number, name: a number (with unit and scale; number words and multiples count; "zero" and "one" where the
+  claims write another figure after the same word) or a name (capitalised, a lowercase word with a figure,
+  one no dictionary lists: "smtp", or a hyphenated name coined or one part off the claims' "also-notify")
+  that neither the claims nor the question hold, or a code token in no claim (the question's own name, "the
+  pam_unix module", where the claims say "this module");
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
