@@ -17,13 +17,16 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   whose negative (un-, in-, non-, dis-) the claims use instead; or an antonym, two words exchanged or an
   order reversed (`support_opposites`);
 - overclaim: an absolute, superlative or guarantee (`STRONG_WORDS`) no cited claim uses (or says in other
-  words: "have to" for "must", a maximum for "largest"), or a causal link (`CAUSAL_RE`) where no cited claim
-  makes one (a purpose or a condition is one);
+  words: "have to" for "must", a maximum for "largest"), a concession over every case ("whatever its size",
+  "no matter how"), or a causal link (`CAUSAL_RE`) where no cited claim makes one (a purpose or a condition
+  is one);
 - misattributed: it fails, yet would pass were another claim of the run cited too: it restates that claim
   (named in the finding: cite it);
-- number, name: a number (with unit and scale; number words and multiples count) or a name (capitalised, a
-  lowercase word with a figure, or one no dictionary lists: "smtp") that neither the claims nor the question
-  hold, or a code token in no claim;
+- number, name: a number (with unit and scale; number words and multiples count; "zero" and "one" where the
+  claims write another figure after the same word) or a name (capitalised, a lowercase word with a figure,
+  one no dictionary lists: "smtp", or a hyphenated name coined or one part off the claims' "also-notify")
+  that neither the claims nor the question hold, or a code token in no claim (the question's own name, "the
+  pam_unix module", where the claims say "this module");
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
@@ -64,6 +67,7 @@ from research_engine.support_words import (
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
     STRONG_WORDS,
+    UNIVERSAL_CONCESSION_RE,
     carried,
     content_words,
     dictionary_word,
@@ -85,8 +89,9 @@ KIND_PRIORITY = (UNCITED, "misattributed", "contradiction", "number", "name", "o
 MISSING_SHARE = 0.34
 MIN_MISSING_ALLOWED = 1
 
-# A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop.
-FOOTNOTE_RE = re.compile(r"(?<=[A-Za-z]{3})\d(?=[\s.,;:)]|$)")
+# A footnote's figure glued on to a word of letters ("CPython1", "order=True1"), before a space or a stop;
+# never a dotted or underscored name's last figure ("write.csv2" is another function than "write.csv").
+FOOTNOTE_RE = re.compile(r"(?<![\w.])([A-Za-z]{3,})\d(?=[\s.,;:)]|$)")
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
@@ -106,6 +111,10 @@ LETTERS_AND_DIGITS_RE = re.compile(r"[a-z]+[0-9][a-z0-9]*")
 # The parts of a code expression held one by one: command-line options and names.
 CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?")
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
+COMPOUND_RE = re.compile(r"(?<![\w./-])[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")  # "also-notify"
+SMALL_FIGURES = {"zero": 0.0, "one": 1.0}
+SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion", "trillion", "dozen"})
+NAME_PARTS_RE = re.compile(r"[._/-]+")  # "pam_unix" is "pam" and "unix"
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
 
@@ -134,6 +143,7 @@ class Held:
     right: dict[str, set[str]]  # ... and just after it
     tokens: list[str]  # the claims' tokens, one claim after another
     urls: set[str]  # the URLs the claims write (`plain` has none)
+    compounds: set[str]  # two neighbouring words written as one ("timing out" -> "timeout", "timingout")
 
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
@@ -155,10 +165,12 @@ class Held:
             affirmed_clauses=negation.affirmed_clauses(tokens, covered),
             affirmed_words={t for i, t in enumerate(tokens) if i not in covered} | prefixed,
             strong={STRENGTH_GROUP[t] for t in tokens if t in STRENGTH_GROUP}
-            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups},
+            | {group for pattern, groups in CLAIM_STRENGTH if pattern.search(plain) for group in groups}
+            | ({STRENGTH_GROUP["all"]} if UNIVERSAL_CONCESSION_RE.search(plain) else set()),
             frames=frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
-            numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain)),
+            numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain))
+            + [prose.StatedNumber(t, SMALL_FIGURES[t], None) for t in tokens if t in SMALL_FIGURES],
             code={_code_base(t) for t in _code_in(plain)},
             words=set(tokens) | prefixed,
             around=opposites.around(tokens),
@@ -166,6 +178,7 @@ class Held:
             right=sides[1],
             tokens=tokens,
             urls=_urls(raw),
+            compounds=_compounds(tokens),
         )
 
     def merged(self, other: Held) -> Held:
@@ -192,7 +205,18 @@ class Held:
             right=opposites.merged(self.right, other.right),
             tokens=[*self.tokens, ".", *other.tokens],
             urls=self.urls | other.urls,
+            compounds=self.compounds | other.compounds,
         )
+
+
+def _compounds(tokens: list[str]) -> set[str]:
+    """Each two neighbouring words of a text written as one, as written and with the first one's stem: a
+    writer's closed compound ("timeout", "lookup") for the claims' open one ("timing out", "look up")."""
+    out: set[str] = set()
+    for first, second in zip(tokens, tokens[1:], strict=False):
+        if first.isalpha() and second.isalpha():
+            out.update((first + second, stem(first) + second))
+    return out
 
 
 def _beside(text: str, raw: str) -> set[str]:
@@ -210,7 +234,7 @@ def _beside(text: str, raw: str) -> set[str]:
 def _with_footnotes_off(plain: str) -> str:
     """A claim's text, and again without the footnote marks a page glues on to words ("CPython1", "True1"),
     so that the names and code a sentence writes are found either way."""
-    bare = FOOTNOTE_RE.sub("", plain)
+    bare = FOOTNOTE_RE.sub(r"\1", plain)
     return plain if bare == plain else f"{plain}\n{bare}"
 
 
@@ -224,6 +248,14 @@ def stated_numbers(text: str) -> list[prose.StatedNumber]:
     words = [prose.StatedNumber(m.group(0), NUMBER_WORDS[m.group(0).lower()], None)
              for m in NUMBER_WORD_RE.finditer(text)]  # fmt: skip
     return prose.numbers(text) + words
+
+
+def _figure(token: str) -> float | None:
+    if token in SMALL_FIGURES:
+        return SMALL_FIGURES[token]
+    if token in NUMBER_WORDS:
+        return NUMBER_WORDS[token]
+    return float(token) if token.isdigit() else None
 
 
 def _code_in(text: str) -> list[str]:
@@ -414,10 +446,31 @@ class Judge:
                 n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers
             )
         ]  # a question's figure restated says what it counts too: "the last 5 years" is no "five languages"
+        missing += self._small_figures(tokens, held)
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
+    @staticmethod
+    def _small_figures(tokens: list[str], held: Held) -> list[str]:
+        """ "zero" and "one" are figures where the claims write another figure after the same word ("returns
+        one" for "returns zero"); elsewhere "one" is a pronoun as often as a count."""
+        out = []
+        for i, token in enumerate(tokens[1:], start=1):
+            if token not in SMALL_FIGURES or not tokens[i - 1].isalpha() or tokens[i - 1] in STOP:
+                continue
+            if i + 1 < len(tokens) and tokens[i + 1] in SCALE_WORDS:
+                continue  # "one billion bytes": `prose.numbers`' figure
+            before = stem(tokens[i - 1])
+            theirs = {
+                _figure(held.tokens[k])
+                for k in range(1, len(held.tokens))
+                if stem(held.tokens[k - 1]) == before
+            } - {None}
+            if theirs and SMALL_FIGURES[token] not in theirs:
+                out.append(token)
+        return out
+
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        missing = [t for t in _code_in(plain) if not self._code_held(t, held)]
+        missing = [t for t in _code_in(plain) if not self._code_held(t, held) and not self._asked_of(t, held)]
         missing += [
             n
             for n in prose.names(plain)
@@ -436,10 +489,40 @@ class Judge:
             for t in self._terms(plain, tokens)
             if not carried(t, held.stems)
             and not carried(t, self.question_stems)
+            and t not in held.compounds
+            and t.removesuffix("s") not in held.compounds
             and not any(t in _code_base(c).casefold() for c in missing)
         ]
+        missing += [c for c in self._compound_names(plain, held) if not any(c in m for m in missing)]
         missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
         return Fault("name", tuple(missing)) if missing else None
+
+    def _compound_names(self, plain: str, held: Held) -> list[str]:
+        """Hyphenated lowercase names ("qname-wait-recurse", "allow-notify") the claims do not write: one with
+        a part no dictionary lists and no claim uses, or one that differs from a compound of the claims in one
+        part ("allow-notify" for the claims' "also-notify"): a directive or option named wrong."""
+        out = []
+        theirs = {m.group(0) for m in COMPOUND_RE.finditer(held.plain)}
+        for m in COMPOUND_RE.finditer(plain):
+            name = m.group(0)
+            if (
+                name.casefold() != name
+                or prose.holds(name, held.plain)
+                or prose.holds(name, self.question_plain)
+            ):
+                continue
+            if name.replace("-", " ") in held.plain or name.replace("-", "") in held.words:
+                continue  # "read-only" for "read only", "e-mail" for "email"
+            parts = name.split("-")
+            coined = any(not dictionary_word(p) and stem(p) not in held.stems for p in parts if p.isalpha())
+            near = any(
+                len(o.split("-")) == len(parts)
+                and sum(a != b for a, b in zip(o.split("-"), parts, strict=True)) == 1
+                for o in theirs
+            )
+            if coined or near:
+                out.append(name)
+        return out
 
     @staticmethod
     def _terms(plain: str, tokens: list[str]) -> list[str]:
@@ -470,6 +553,24 @@ class Judge:
             or (p.islower() and stem(p) in held.stems)
             for p in parts
         )
+
+    def _asked_of(self, token: str, held: Held) -> bool:
+        """A name the question asks about with its kind ("the pam_unix module"), written where the claims say
+        "this module": the subject restated. Not where the claims never name that kind (they are about
+        something else), nor where they write a name it could be mistaken for (one sharing a part)."""
+        base = _code_base(token)
+        if not base:
+            return False
+        kinds = {
+            stem(w)
+            for m in re.finditer(rf"(?<![\w.-])(\w+) {re.escape(base)} (\w+)", f" {self.question_plain} ")
+            for w in m.groups()
+            if w not in STOP and w.isalpha()
+        }
+        if not kinds & held.stems:
+            return False
+        parts = set(NAME_PARTS_RE.split(base)) - {""}
+        return not any(parts & set(NAME_PARTS_RE.split(c)) for c in held.code)
 
     def _code_held(self, token: str, held: Held) -> bool:
         base = _code_base(token)
@@ -535,6 +636,9 @@ class Judge:
         found = [
             t for t in dict.fromkeys(tokens) if t in STRONG_WORDS and STRENGTH_GROUP[t] not in held.strong
         ]
+        conceded = UNIVERSAL_CONCESSION_RE.search(plain)
+        if conceded and STRENGTH_GROUP["all"] not in held.strong:
+            found.append(conceded.group(0).casefold())
         causal = CAUSAL_RE.search(normalise(plain))
         if causal and not held.causal:
             found.append(causal.group(0).strip(", "))

@@ -39,6 +39,12 @@ CONDITION_WORDS = frozenset({"when", "if", "unless", "once", "whenever"})  # an 
 COORDINATING_NEGATIONS = frozenset({"neither", "nor"})
 STOP_STEMS = frozenset(stem(w) for w in STOP if w.isalpha())
 AFFIRMED_MIN = 3  # the words of a sentence's negation a claim clause must state plainly to contradict it
+UNTIL_WORDS = frozenset({"until", "till", "before"})
+# The words of a claim's negated clause a sentence's negation must govern to be the same negation.
+SAME_CLAUSE_MIN = 2
+# Verbs that say a thing is there to act: "if this option is not used" is "without this option".
+PRESENCE_WORDS = "use given set specified supplied provided present passed included defined"
+PRESENCE_STEMS = frozenset(stem(w) for w in PRESENCE_WORDS.split())
 FROM_REACH = 12  # the words between a negating verb and its "from" ("prevent older versions (...) from")
 
 
@@ -174,6 +180,8 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
             continue  # "at most 1,000,000,000 bytes" for the claim's maximum
         if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
             continue  # "first in Config mode and only then in Module mode": an order the claims state
+        if cue.kind == "only" and _not_until(cue, held):
+            continue
         restricted = cue.kind == "only" and not same
         if cue.kind == "neg" and same and _affirmed_rather(cue, same, held):
             out.append(" ".join((cue.word, *cue.scope)))
@@ -191,11 +199,16 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     # "stop it from applying" agrees with "not apply"
     implied_mine = cues(tokens, implied_negated, NEGATING_VERBS)
     sentence_clauses = affirmed_clauses(tokens, set()) if held.cues else []  # only against a claim's "not"
-    unnegated = affirmed_clauses(tokens, negated | implied_negated) if held.cues else []
+    # what a clause states under an "only" ("evaluates arguments only when needed") is restricted, not plain
+    unnegated = affirmed_clauses(tokens, negated | implied_negated, restricted=True) if held.cues else []
     for cue in held.cues:  # the claims negate what the sentence states plainly (and never state it)
         if cue.kind != "neg" or len(cue.scope) < RULE_B_MIN_WORDS or cue.scope[0] not in sentence_stems:
             continue
         if cue.otherwise:  # "otherwise the files are not processed": "so that they are processed" agrees
+            continue
+        if UNTIL_WORDS & set(cue.words) and any(
+            c.kind == "only" and set(c.condition) & set(cue.scope) for c in mine
+        ):  # "not evaluated until needed": the sentence's "evaluated only when needed" says the same
             continue
         stated = {cue.scope[0]}
         if cue.word not in COORDINATING_NEGATIONS:  # "neither move nor mutate": each on its own
@@ -214,20 +227,23 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     return out
 
 
-def affirmed_clauses(tokens: list[str], covered: set[int]) -> list[frozenset[str]]:
+def affirmed_clauses(tokens: list[str], covered: set[int], restricted: bool = False) -> list[frozenset[str]]:
     """The stems each clause of a text states outside every negation ("enable and disable autoescaping per
     template" affirms "enable", but not "enabled by default" where another clause reads "not yet enabled by
-    default")."""
+    default"); with `restricted`, a clause with an "only" in it states nothing plainly."""
     out: list[frozenset[str]] = []
     clause: set[str] = set()
+    limited = False
     for i, token in enumerate(tokens):
         if not token[0].isalnum() or token in BOUNDARY_WORDS:
-            if clause:
+            if clause and not limited:
                 out.append(frozenset(clause))
-            clause = set()
+            clause, limited = set(), False
+        elif restricted and token in ONLY:
+            limited = True
         elif i not in covered and token not in SCOPE_SKIP:
             clause.add(stem(token))
-    if clause:
+    if clause and not limited:
         out.append(frozenset(clause))
     return out
 
@@ -245,10 +261,26 @@ def _affirmed_rather(cue: Cue, same: list[Cue], held: Held) -> bool:
     return plain >= AFFIRMED_MIN and plain > negated
 
 
+def _not_until(cue: Cue, held: Held) -> bool:
+    """A sentence's "only when needed" is a claim's "not ... until needed" (or "not ... before")."""
+    return any(
+        c.kind == "neg" and UNTIL_WORDS & set(c.words) and set(cue.condition) & set(c.scope)
+        for c in held.cues
+    )
+
+
 def _same_clause(mine: Cue, theirs: Cue) -> bool:
     """Two negations of one clause said in another voice ("almost never affect code that worked" and "code
-    that ran is almost never altered by the semantics"): each governs a word of the other's clause."""
-    return bool(set(mine.scope) & theirs.clause and set(theirs.scope) & mine.clause)
+    that ran is almost never altered by the semantics"): each governs a word of the other's clause, or the
+    sentence's governs two words of the claim's negated clause ("won't detect it once the information is
+    cached" for "won't notice a change in the information once it gets cached"); a "without X" is the
+    claim's "X is not used" (a verb of presence negated)."""
+    shared = set(mine.scope) & theirs.clause
+    if not shared:
+        return False
+    if set(theirs.scope) & mine.clause or len(shared - STOP_STEMS) >= SAME_CLAUSE_MIN:
+        return True
+    return mine.word == "without" and bool(theirs.scope) and set(theirs.scope) <= PRESENCE_STEMS
 
 
 def _negated_by_prefix(words: tuple[str, ...], held: Held) -> bool:

@@ -68,6 +68,15 @@ MULTIWORD = (
         re.compile(r"\b(do|does|did|doing|done) so\b"),
         r"\1",
     ),  # "will not do so by default": no clause boundary
+    (re.compile(r"\bnothing (?:more|else) than\b|\bnothing but\b"), "only"),  # a restriction in other words
+    (re.compile(r"\((un|re|de|dis|non)\)([a-z]{3,})\b"), r"\2 \1\2"),  # "(un)setting": both words
+    # "as NA unless the na argument says otherwise" is a default the argument changes, not a negation
+    (
+        re.compile(
+            r"\bunless\b([^,.;:]{1,40}?)\b(?:says?|said|specif\w*|states?|indicate\w*|sets?) otherwise\b"
+        ),
+        r"by default, \1 change",
+    ),
     (re.compile(r"\bno longer\b"), "no_longer"),
     (re.compile(r"\b(?:instead of|in place of|an alternative to)\b"), "instead_of"),
     (re.compile(r"\bat most\b"), "at_most"),
@@ -84,7 +93,7 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+(?:[.'’][a-z0-9_]+)*|[,;:()\u2013\u2014!?]|\
 # Absolutes, superlatives and guarantees: a sentence may use one only where a cited claim uses it or a word
 # of its group (universal quantifiers are one group, as are "must"/"required" and "guarantee"/"ensure").
 STRONG_GROUPS = (
-    "all every each everything everyone everybody entire whole",
+    "all every each everything everyone everybody entire whole whatsoever",
     "entirely wholly completely fully totally",
     "always invariably",
     "never",
@@ -112,6 +121,13 @@ CLAIM_STRENGTH = (
     (re.compile(r"\b(?:ha(?:ve|s|d) to|needs? to)\b", re.I), ("must",)),
     (re.compile(r"\b(?:maximum|max)\b", re.I), ("largest", "highest", "biggest", "greatest")),
     (re.compile(r"\b(?:minimum|min)\b", re.I), ("smallest", "lowest")),
+)
+# A concession that spans every case ("whatever its size", "no matter how large", "regardless of DNSSEC")
+# says "for all": a sentence may make one only where a claim makes one or uses a word of the "all" group.
+UNIVERSAL_CONCESSION_RE = re.compile(
+    r"\b(?:no matter (?:what|how|which|where|when|who)|what(?:so)?ever (?:its|their|the|his|her|your|our)"
+    r"|regardless of|irrespective of)\b",
+    re.IGNORECASE,
 )
 # Idioms that carry a strong word without its strength ("above all" is "most importantly", "after all" is
 # "as it is").
