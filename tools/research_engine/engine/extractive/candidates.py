@@ -93,13 +93,6 @@ ADMONITION_RE = re.compile(
     r"^(?:notes?|important|tip|hint|warning|caution|danger|attention|see\s?also|todo|examples?)\W*$",
     re.IGNORECASE,
 )
-# The labels inside a reference entry: an admonition's, a changelog's, a field list's ("Parameters:",
-# "Return type:"): what follows them is still the entry's.
-ENTRY_LABEL_RE = re.compile(
-    rf"{ADMONITION_RE.pattern}|^(?:changelog|parameters|arguments|keyword arguments|returns|return type|raises"
-    r"|yields|attributes)\s*:?$",
-    re.IGNORECASE,
-)
 MANGLED_RE = re.compile(r"\s[,.;:](?:\s|$)")  # "cache , or are using": a sentence the extraction cut up
 
 
@@ -175,10 +168,6 @@ def sentence_candidates(sources: list[SourceText]) -> list[SentenceCandidate]:
                 # A theme's label for the page's own table of contents ("On this page"): page chrome the
                 # extraction kept, never the term of the paragraph after it ("On this page Markdown is ...").
                 entry, intro = [], None
-                continue
-            if passage.kind not in ("heading", "term") and ENTRY_LABEL_RE.match(passage.text):
-                # An admonition's label inside an entry ("Note", "Warning", Pallets' "Changelog" before the
-                # "New in version" lines): the entry goes on, its notes are still about its name.
                 continue
             if passage.kind == "heading":
                 section = _section_path(passage, section)

@@ -85,6 +85,8 @@ SOURCE_TYPE_RE = re.compile(
     r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
 )
 
+# "What actually changes for programs that link against it": what a choice does, not what changed over time.
+_EFFECT_RE = re.compile(r"\bwhat\s+(?:\w+ly\s+)?changes\s+(?:for|if|when|to|about|in how)\b", re.IGNORECASE)
 # An objective that weighs something (a choice, a recommendation, a risk): only then is "what are the
 # limitations and drawbacks" more than padding. "What is the maximum size" or "how do I enable" has none.
 EVALUATIVE_RE = re.compile(
@@ -243,15 +245,19 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         and QUANTITY_RE.search(objective) is not None
         and expected_kind(main.clause) != AnswerKind.PROCEDURE
     )
-    time_wanted = (TIME_RE.search(objective) or series) and not (
+    time_wanted = (TIME_RE.search(_EFFECT_RE.sub(" ", objective)) or series) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)
     of, regarding = _angle_objects(main, countered)
-    if EVALUATIVE_RE.search(objective) and of:
+    weighs = EVALUATIVE_RE.search(main.clause if of.startswith('for "') else objective)
+    if weighs and of:
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding; nor when the topic is a
-        # pronoun's ("the limitations and drawbacks of them back" asks nothing).
+        # pronoun's ("the limitations and drawbacks of them back" asks nothing). A question quoted as the
+        # topic must weigh itself: one that weighs later ("..., and is basic authentication safe over plain
+        # http?") is a sub-question of its own, and the drawbacks of "How do I put a password on a folder"
+        # ask nothing.
         extra.append((f"What are the limitations and drawbacks {of}?", Angle.COUNTER, phrase_focus))
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
