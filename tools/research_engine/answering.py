@@ -430,7 +430,9 @@ def asked_for(question: str) -> set[str]:
     if match.re is _ASKED_FOR_RE and not any(_weight(t) > 1 for t in thing):
         # "Which values can CMAKE_BUILD_TYPE take?": the values of the name after the verb are asked for; a
         # product or version there only scopes the question ("... does Django 3.2 use?")
-        thing |= {t for t in key_terms(text[match.end() :]) if _weight(t) > 1 and not VERSION_TERM_RE.fullmatch(t)}
+        thing |= {
+            t for t in key_terms(text[match.end() :]) if _weight(t) > 1 and not VERSION_TERM_RE.fullmatch(t)
+        }
     # The attribute's noun stays when the thing is named in plain words the docs may put otherwise ("length"
     # of "a table or column name": the docs say "identifier length"); an identifier ("shared_buffers") is
     # what the docs write, and another setting's "default value" is no answer about it.
