@@ -268,13 +268,3 @@ def test_what_a_choice_changes_asks_no_time_angle():
     ]
     assert not [q for q in plan if q.startswith("What changed")]
 
-
-def test_a_quoted_question_has_drawbacks_only_when_it_weighs_itself():
-    plan = _plan(
-        "How do I put a username and password on one folder of my website for a few colleagues, and is basic "
-        "authentication safe to use over plain http?"
-    )
-    assert not [q for q in plan if "limitations and drawbacks" in q]
-    # a topic that reads as one keeps the angle where a later question weighs
-    plan = _plan("How does SQLite let readers and writers work at the same time, and when should I use WAL?")
-    assert any("limitations and drawbacks of" in q for q in plan)

@@ -250,14 +250,10 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
     )
     countered = as_object(main)
     of, regarding = _angle_objects(main, countered)
-    weighs = EVALUATIVE_RE.search(main.clause if of.startswith('for "') else objective)
-    if weighs and of:
+    if EVALUATIVE_RE.search(objective) and of:
         # Only a question that weighs something has drawbacks to find; for a lookup ("how long", "which
         # version"), a procedure or a definition that question would be padding; nor when the topic is a
-        # pronoun's ("the limitations and drawbacks of them back" asks nothing). A question quoted as the
-        # topic must weigh itself: one that weighs later ("..., and is basic authentication safe over plain
-        # http?") is a sub-question of its own, and the drawbacks of "How do I put a password on a folder"
-        # ask nothing.
+        # pronoun's ("the limitations and drawbacks of them back" asks nothing).
         extra.append((f"What are the limitations and drawbacks {of}?", Angle.COUNTER, phrase_focus))
     room = MAX_SUB_QUESTIONS - len(extra) - bool(time_wanted)
     # Keep the source-type facet (it may come late) and as many other facets as fit, in order.
