@@ -391,6 +391,12 @@ _ASKED_FOR_RE = re.compile(
     re.IGNORECASE,
 )
 VERSION_TERM_RE = re.compile(r"\d+(?:\.\d+)+")  # a folded term that is a version ("3.2")
+# How a question is put, never what it asks for: "What exactly does --keep-within keep?"
+_ADVERB_RE = re.compile(
+    r"exactly|actually|really|precisely|typically|usually|normally|generally|currently|basically|"
+    r"essentially|specifically|ever|still",
+    re.IGNORECASE,
+)
 
 
 _HOW_ADJECTIVE_RE = re.compile(
@@ -417,7 +423,16 @@ def asked_for(question: str) -> set[str]:
     match = _ASKED_FOR_RE.match(text) or _HOW_ADJECTIVE_RE.match(text) or _ATTRIBUTE_OF_RE.match(text)
     if not match:
         return set()
-    thing = {t for t in key_terms(match.group("thing")) if not VERSION_TERM_RE.fullmatch(t)}
+    named = " ".join(w for w in match.group("thing").split() if not _ADVERB_RE.fullmatch(w))
+    thing = {t for t in key_terms(named) if not VERSION_TERM_RE.fullmatch(t)}
+    if not thing:
+        return set()
+    if match.re is _ASKED_FOR_RE and not any(_weight(t) > 1 for t in thing):
+        # "Which values can CMAKE_BUILD_TYPE take?": the values of the name after the verb are asked for; a
+        # product or version there only scopes the question ("... does Django 3.2 use?")
+        thing |= {
+            t for t in key_terms(text[match.end() :]) if _weight(t) > 1 and not VERSION_TERM_RE.fullmatch(t)
+        }
     # The attribute's noun stays when the thing is named in plain words the docs may put otherwise ("length"
     # of "a table or column name": the docs say "identifier length"); an identifier ("shared_buffers") is
     # what the docs write, and another setting's "default value" is no answer about it.

@@ -364,3 +364,12 @@ def test_a_headings_own_number_is_no_version():
         answer_score(question, "The NTP Classic ntpdc was removed."), question, ("Version 1.2.2",)
     )
     assert under[1] == "Version 1.2.2"
+
+
+def test_the_name_after_the_verb_is_what_a_lookup_of_its_values_asks_for():
+    assert asked_for("Which values can CMAKE_BUILD_TYPE take?") == {"valu", "cmake_build_type"}
+    assert asked_for("Which options does pg_dump accept?") == {"option", "pg_dump"}
+    # a product and its version after the verb only scope the question
+    assert asked_for("How many PBKDF2 iterations does Django 3.2 use?") == {"pbkdf2", "iteration"}
+    # an adverb is how the question is put: no thing is named
+    assert asked_for("What exactly does --keep-within 2d keep for borg prune?") == set()

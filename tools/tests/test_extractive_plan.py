@@ -233,3 +233,38 @@ def test_a_situation_opening_with_when_something_happens_is_a_statement_not_a_qu
     ]
     asked = "When does cron run @reboot jobs"
     assert _plan(f"{asked}, and in which shell?")[0] == f"{asked}?"  # a question of when stays one
+
+
+def test_a_relative_that_is_no_demonstrative_pointing_back():
+    # "programs that link" after "When I link ...": "that" opens a relative clause, it points back to nothing
+    plan = _plan(
+        "When I link a dependency to my library with target_link_libraries, should I say PRIVATE or PUBLIC? "
+        "What actually changes for programs that link against my library?"
+    )
+    assert "What actually changes for programs that link against my library?" in plan
+    assert _plan("When does nginx proxy cache store a response, and when is that cache purged?")[1] == (
+        "When is nginx proxy cache purged?"
+    )
+
+
+def test_a_follow_ups_actor_carries_the_situation_once():
+    plan = _plan(
+        "My editor uses clangd and wants a compile_commands.json file. How do I get CMake to write one, and "
+        "will it work with the Visual Studio generator too?"
+    )
+    assert all(q.count("given that") == 1 for q in plan)
+
+
+def test_what_a_choice_changes_asks_no_time_angle():
+    plan = [
+        q.text
+        for q in plan_of(
+            {
+                "objective": "Should I link with PRIVATE or PUBLIC, and what actually changes for programs "
+                "that link against my library?",
+                "claim_types": ["technical", "factual"],
+            }
+        )
+    ]
+    assert not [q for q in plan if q.startswith("What changed")]
+

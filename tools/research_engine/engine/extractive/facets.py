@@ -276,6 +276,11 @@ def _resolved(clause: str, first: Facet) -> str:
 # "that analysis", "these options": a demonstrative and the noun it points back with.
 _POINTED_RE = re.compile(r"\b(?:that|this|these|those)\s+(?P<noun>[a-z][\w-]{2,})\b", re.IGNORECASE)
 _NAMING_RE = re.compile(r"[\w.+#'-]+", re.ASCII)
+# Words a verb follows, never a noun ("I link", "to link", "can link"): the first clause's word after one of
+# them is a verb, which a demonstrative's "that" does not point back to.
+_BEFORE_A_VERB = frozenset(
+    "i we you they he she to can could will would should must do does did don't doesn't".split()  # noqa: SIM905
+)
 
 
 def _pointed_back(clause: str, first: Facet) -> str | None:
@@ -286,6 +291,8 @@ def _pointed_back(clause: str, first: Facet) -> str | None:
     at = next((i for i, w in enumerate(said) if m and w.lower() == m.group("noun").lower()), None)
     if m is None or at is None:
         return None
+    if m.group(0).lower().startswith("that") and at and said[at - 1].lower() in _BEFORE_A_VERB:
+        return None  # "programs that link against it" after "When I link ...": a relative clause's verb
     start = at
     while start > max(0, at - 3) and _names(said[start - 1]):
         start -= 1
@@ -336,7 +343,8 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         # only that something happens ("What is going wrong, and how do I fix it?"); both stand for the
         # situation, which each question carries already.
         return clause
-    actor = _actor(first.clause) if _SUBJECT_PRONOUN_RE.search(clause) else None
+    # who acts in the first clause, its situation left out: the clause carries that situation already
+    actor = _actor(_GIVEN_RE.sub("", first.clause)) if _SUBJECT_PRONOUN_RE.search(clause) else None
     if actor:
         # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
         # the first clause ("a PostgreSQL server"), not all that clause asks. What the asker does it with

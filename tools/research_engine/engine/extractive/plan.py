@@ -85,6 +85,8 @@ SOURCE_TYPE_RE = re.compile(
     r"\b(docs|documentation|official|specification|spec|standards?|rfc|pep|manual|reference)\b", re.IGNORECASE
 )
 
+# "What actually changes for programs that link against it": what a choice does, not what changed over time.
+_EFFECT_RE = re.compile(r"\bwhat\s+(?:\w+ly\s+)?changes\s+(?:for|if|when|to|about|in how)\b", re.IGNORECASE)
 # An objective that weighs something (a choice, a recommendation, a risk): only then is "what are the
 # limitations and drawbacks" more than padding. "What is the maximum size" or "how do I enable" has none.
 EVALUATIVE_RE = re.compile(
@@ -243,7 +245,7 @@ def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
         and QUANTITY_RE.search(objective) is not None
         and expected_kind(main.clause) != AnswerKind.PROCEDURE
     )
-    time_wanted = (TIME_RE.search(objective) or series) and not (
+    time_wanted = (TIME_RE.search(_EFFECT_RE.sub(" ", objective)) or series) and not (
         expected_kind(main.clause) == AnswerKind.VERSION or TIME_RE.search(main.clause)
     )
     countered = as_object(main)

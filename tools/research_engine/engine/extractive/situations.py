@@ -25,6 +25,13 @@ def situation_referent(asked: str, situation: str) -> str:
     situation's subject ("entries flagged as fuzzy in my .po file" of "... are missing from the catalog")
     when it says "them", "it" or "ones"; all of it when that subject is the asker ("I want the build to fail
     ...; which option does that?") or its verb cannot be told."""
+    one = _INDEFINITE_ONE_RE.search(asked)
+    if one and one.group(1).lower() not in _NOT_A_STAND_IN:
+        # "How do I get CMake to write one, given that my editor wants a compile_commands.json file": "one"
+        # stands for the thing the situation names with "a"
+        named = list(_INDEFINITE_RE.finditer(situation))
+        if named:
+            return named[-1].group(0).strip()
     if not _LEANS_ON_RE.search(asked):
         # "that" alone stands for the whole situation ("Which option does that?", "Why does that happen?");
         # "that file" names its own topic.
@@ -55,6 +62,15 @@ _LEANS_ON_RE = re.compile(
 )
 _STANDS_FOR_ALL_RE = re.compile(
     r"\b(?:that|this)\s*$|\b(?:does|do|did|can|could|will|would|should|is|was)\s+(?:that|this)\b",
+    re.IGNORECASE,
+)
+# "one" closing the asked clause after a verb stands for a thing the situation names with "a" ("write one");
+# "which one", "the one", "each one" do not.
+_INDEFINITE_ONE_RE = re.compile(r"\b(\w+)\s+one\s*\??\s*$", re.IGNORECASE)
+_NOT_A_STAND_IN = frozenset("which the each every no any this that only just a another some such".split())  # noqa: SIM905
+# A thing named with "a": the article and up to four words, up to a clause's or a prepositional phrase's edge.
+_INDEFINITE_RE = re.compile(
+    r"\b(?:a|an)\s+(?:(?!(?:and|or|but|that|which|to|in|on|for|with|from|of|by)\b)[\w./+-]+\s*){1,4}",
     re.IGNORECASE,
 )
 _PERSONAL = frozenset({"i", "we", "you", "he", "she", "they", "it", "one"})
