@@ -267,4 +267,3 @@ def test_what_a_choice_changes_asks_no_time_angle():
         )
     ]
     assert not [q for q in plan if q.startswith("What changed")]
-
