@@ -110,11 +110,11 @@ HYPHEN_PREFIXED_RE = re.compile(r"\b(" + "|".join(NEGATIVE_PREFIXES) + r")-([a-z
 LETTERS_AND_DIGITS_RE = re.compile(r"[a-z]+[0-9][a-z0-9]*")
 # The parts of a code expression held one by one: command-line options and names.
 CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?")
-# The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 COMPOUND_RE = re.compile(r"(?<![\w./-])[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")  # "also-notify"
 SMALL_FIGURES = {"zero": 0.0, "one": 1.0}
 SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion", "trillion", "dozen"})
 NAME_PARTS_RE = re.compile(r"[._/-]+")  # "pam_unix" is "pam" and "unix"
+# The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
 
@@ -251,6 +251,7 @@ def stated_numbers(text: str) -> list[prose.StatedNumber]:
 
 
 def _figure(token: str) -> float | None:
+    """The figure one token writes ("zero", "three", "12"), or None."""
     if token in SMALL_FIGURES:
         return SMALL_FIGURES[token]
     if token in NUMBER_WORDS:
