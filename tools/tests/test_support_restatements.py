@@ -44,18 +44,19 @@ QUESTIONS = [
 ]
 
 
-def passes(text: str) -> bool:
+def judged(text: str) -> list[support.Sentence]:
     judge = support.Judge(
         {c: {"id": c, "text": t} for c, t in CLAIMS.items()}, " ".join(QUESTIONS), QUESTIONS
     )
-    return all(s.ok for s in judge.block(text, 1))
+    return judge.block(text, 1)
+
+
+def passes(text: str) -> bool:
+    return all(s.ok for s in judged(text))
 
 
 def faults(text: str) -> set[str]:
-    judge = support.Judge(
-        {c: {"id": c, "text": t} for c, t in CLAIMS.items()}, " ".join(QUESTIONS), QUESTIONS
-    )
-    return {f.kind for s in judge.block(text, 1) for f in s.faults}
+    return {f.kind for s in judged(text) for f in s.faults}
 
 
 def test_only_when_is_not_until():
