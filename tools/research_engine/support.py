@@ -26,7 +26,7 @@ the sentences). A sentence fails, with the words at fault, for any of these kind
   claims write another figure after the same word) or a name (capitalised, a lowercase word with a figure,
   one no dictionary lists: "smtp", or a hyphenated name coined or one part off the claims' "also-notify")
   that neither the claims nor the question hold, or a code token in no claim (the question's own name, "the
-  pam_unix module", where the claims say "this module");
+  pam_unix module", where the claims say "this module"; `support_names`);
   code is compared as code: `f()` is `f(arg)`, a command line's options are its parts, a dotted name matches
   the last parts of a claim's only when one of the claim's names ends that way, and a longer one needs its
   extra parts in the claims' or the question's words; or a term swapped for the claims' word between the same
@@ -47,10 +47,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from research_engine import prose
+from research_engine import prose, support_names
 from research_engine import support_negation as negation
 from research_engine import support_opposites as opposites
 from research_engine.support_words import (
@@ -58,11 +57,9 @@ from research_engine.support_words import (
     CLAIM_CAUSAL_RE,
     CLAIM_STRENGTH,
     NEGATING_VERBS,
-    NEGATIONS,
     NEGATIVE_PREFIXES,
     NUMBER_WORD_RE,
     NUMBER_WORDS,
-    ONLY,
     STOP,
     STRENGTH_GROUP,
     STRENGTH_IDIOM_RE,
@@ -70,7 +67,6 @@ from research_engine.support_words import (
     UNIVERSAL_CONCESSION_RE,
     carried,
     content_words,
-    dictionary_word,
     frames,
     negative_forms,
     normalise,
@@ -94,26 +90,8 @@ MIN_MISSING_ALLOWED = 1
 FOOTNOTE_RE = re.compile(r"(?<![\w.])([A-Za-z]{3,})\d(?=[\s.,;:)]|$)")
 # A version written on to its product's name ("pytest-2.3", "python-3.11"): a claim's figure all the same.
 GLUED_VERSION_RE = re.compile(r"(?<=[A-Za-z])-(?=\d)")
-CALL_RE = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")
-POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
-# A command-line option written in prose, capitals too ("run with cmake -P"): code, compared as code.
-OPTION_RE = re.compile(r"(?<=\s)--?[A-Za-z][\w-]*(?![\w-])")
-# A word in square brackets is notation ("[L]", "[NC]", "[options]"), written as the claims write it.
-BRACKETED_RE = re.compile(r"\[(?!CLM-)[A-Za-z][\w=,|-]*\]")
-# Latin abbreviations read as dotted names ("e.g", "i.e"): never code.
-ABBREVIATION_RE = re.compile(r"^(?:e\.g|i\.e|etc|cf|vs|viz|a\.k\.a)$", re.IGNORECASE)
-# A path or a slashed module name ("/etc/zsh/zshenv", "zsh/db/gdbm", "zsh/mapfile"): code, compared as code.
-# One slash between two words may be prose ("read/write"): held when both words are.
-PATH_RE = re.compile(r"(?<![\w/.:])(?:/[\w.+-]+){2,}/?|(?<![\w/.:])[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+")
 # A negative prefix written with a hyphen ("non-obvious"): the claim's word is the prefixed one.
 HYPHEN_PREFIXED_RE = re.compile(r"\b(" + "|".join(NEGATIVE_PREFIXES) + r")-([a-z]{3,})\b")
-LETTERS_AND_DIGITS_RE = re.compile(r"[a-z]+[0-9][a-z0-9]*")
-# The parts of a code expression held one by one: command-line options and names.
-CODE_PART_RE = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*(?:\(\))?")
-COMPOUND_RE = re.compile(r"(?<![\w./-])[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")  # "also-notify"
-SMALL_FIGURES = {"zero": 0.0, "one": 1.0}
-SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion", "trillion", "dozen"})
-NAME_PARTS_RE = re.compile(r"[._/-]+")  # "pam_unix" is "pam" and "unix"
 # The toolkit's own asides after a citation (the extractive writer's): they say how a claim stands, not what.
 TOOL_ASIDE_RE = re.compile(r"\((?:partly supported|read with caution|sources?:)[^()]*\)", re.I)
 
@@ -170,15 +148,19 @@ class Held:
             frames=frames(tokens),
             causal=bool(CLAIM_CAUSAL_RE.search(normalise(plain))),
             numbers=stated_numbers(GLUED_VERSION_RE.sub(" ", plain))
-            + [prose.StatedNumber(t, SMALL_FIGURES[t], None) for t in tokens if t in SMALL_FIGURES],
-            code={_code_base(t) for t in _code_in(plain)},
+            + [
+                prose.StatedNumber(t, support_names.SMALL_FIGURES[t], None)
+                for t in tokens
+                if t in support_names.SMALL_FIGURES
+            ],
+            code={support_names.code_base(t) for t in support_names.code_in(plain)},
             words=set(tokens) | prefixed,
             around=opposites.around(tokens),
             left=sides[0],
             right=sides[1],
             tokens=tokens,
             urls=_urls(raw),
-            compounds=_compounds(tokens),
+            compounds=support_names.compounds(tokens),
         )
 
     def merged(self, other: Held) -> Held:
@@ -207,16 +189,6 @@ class Held:
             urls=self.urls | other.urls,
             compounds=self.compounds | other.compounds,
         )
-
-
-def _compounds(tokens: list[str]) -> set[str]:
-    """Each two neighbouring words of a text written as one, as written and with the first one's stem: a
-    writer's closed compound ("timeout", "lookup") for the claims' open one ("timing out", "look up")."""
-    out: set[str] = set()
-    for first, second in zip(tokens, tokens[1:], strict=False):
-        if first.isalpha() and second.isalpha():
-            out.update((first + second, stem(first) + second))
-    return out
 
 
 def _beside(text: str, raw: str) -> set[str]:
@@ -248,38 +220,6 @@ def stated_numbers(text: str) -> list[prose.StatedNumber]:
     words = [prose.StatedNumber(m.group(0), NUMBER_WORDS[m.group(0).lower()], None)
              for m in NUMBER_WORD_RE.finditer(text)]  # fmt: skip
     return prose.numbers(text) + words
-
-
-def _figure(token: str) -> float | None:
-    """The figure one token writes ("zero", "three", "12"), or None."""
-    if token in SMALL_FIGURES:
-        return SMALL_FIGURES[token]
-    if token in NUMBER_WORDS:
-        return NUMBER_WORDS[token]
-    return float(token) if token.isdigit() else None
-
-
-def _code_in(text: str) -> list[str]:
-    return list(_code_tokens(text))
-
-
-@lru_cache(maxsize=4096)
-def _code_tokens(text: str) -> tuple[str, ...]:  # a sentence is read by several checks
-    found = (
-        [m.group(0) for m in CALL_RE.finditer(text)]
-        + prose.code_tokens(text)
-        + [m.group(0).rstrip(".") for m in PATH_RE.finditer(prose.BACKTICK_RE.sub(" ", text))]
-        + OPTION_RE.findall(prose.BACKTICK_RE.sub(" ", text))
-        + BRACKETED_RE.findall(prose.BACKTICK_RE.sub(" ", text))
-    )
-    return tuple(t for t in found if not ABBREVIATION_RE.match(t.strip("`").rstrip(".")))
-
-
-def _code_base(token: str) -> str:
-    """A code token as compared: call arguments and trailing punctuation dropped, case folded."""
-    token = token.strip().strip("`").casefold()
-    token = re.sub(r"\(.*\)$", "", token)
-    return token.strip(".,;:")
 
 
 @dataclass(frozen=True)
@@ -447,161 +387,15 @@ class Judge:
                 n.backed_by(q) and beside & _beside(plain, n.raw) for q, beside in self.question_numbers
             )
         ]  # a question's figure restated says what it counts too: "the last 5 years" is no "five languages"
-        missing += self._small_figures(tokens, held)
+        missing += support_names.small_figures(tokens, held)
         return Fault("number", tuple(dict.fromkeys(missing))) if missing else None
 
-    @staticmethod
-    def _small_figures(tokens: list[str], held: Held) -> list[str]:
-        """ "zero" and "one" are figures where the claims write another figure after the same word ("returns
-        one" for "returns zero"); elsewhere "one" is a pronoun as often as a count."""
-        out = []
-        for i, token in enumerate(tokens[1:], start=1):
-            if token not in SMALL_FIGURES or not tokens[i - 1].isalpha() or tokens[i - 1] in STOP:
-                continue
-            if i + 1 < len(tokens) and tokens[i + 1] in SCALE_WORDS:
-                continue  # "one billion bytes": `prose.numbers`' figure
-            before = stem(tokens[i - 1])
-            theirs = {
-                _figure(held.tokens[k])
-                for k in range(1, len(held.tokens))
-                if stem(held.tokens[k - 1]) == before
-            } - {None}
-            if theirs and SMALL_FIGURES[token] not in theirs:
-                out.append(token)
-        return out
-
     def _names(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        missing = [t for t in _code_in(plain) if not self._code_held(t, held) and not self._asked_of(t, held)]
-        missing += [
-            n
-            for n in prose.names(plain)
-            if not self._name_held(n, held) and not any(n.casefold() in _code_base(t) for t in missing)
-        ]
-        missing += [  # a lowercase word with a figure in it ("httplib2", "utf8") names a thing
-            t
-            for t in tokens
-            if LETTERS_AND_DIGITS_RE.fullmatch(t)
-            and t not in held.stems
-            and t not in self.question_stems
-            and not any(t in _code_base(c).casefold() for c in missing)
-        ]
-        missing += [  # a lowercase word outside English ("smtp", "paperorientation") names a thing
-            t
-            for t in self._terms(plain, tokens)
-            if not carried(t, held.stems)
-            and not carried(t, self.question_stems)
-            and t not in held.compounds
-            and t.removesuffix("s") not in held.compounds
-            and not any(t in _code_base(c).casefold() for c in missing)
-        ]
-        missing += [c for c in self._compound_names(plain, held) if not any(c in m for m in missing)]
-        missing = [t for t in dict.fromkeys(missing) if not any(t != o and t in o for o in missing)]
+        missing = support_names.unheld(plain, tokens, held, self.question_plain, self.question_stems)
         return Fault("name", tuple(missing)) if missing else None
 
-    def _compound_names(self, plain: str, held: Held) -> list[str]:
-        """Hyphenated lowercase names ("qname-wait-recurse", "allow-notify") the claims do not write: one with
-        a part no dictionary lists and no claim uses, or one that differs from a compound of the claims in one
-        part ("allow-notify" for the claims' "also-notify"): a directive or option named wrong."""
-        out = []
-        theirs = {m.group(0) for m in COMPOUND_RE.finditer(held.plain)}
-        for m in COMPOUND_RE.finditer(plain):
-            name = m.group(0)
-            if (
-                name.casefold() != name
-                or prose.holds(name, held.plain)
-                or prose.holds(name, self.question_plain)
-            ):
-                continue
-            if name.replace("-", " ") in held.plain or name.replace("-", "") in held.words:
-                continue  # "read-only" for "read only", "e-mail" for "email"
-            parts = name.split("-")
-            coined = any(not dictionary_word(p) and stem(p) not in held.stems for p in parts if p.isalpha())
-            near = any(
-                len(o.split("-")) == len(parts)
-                and sum(a != b for a, b in zip(o.split("-"), parts, strict=True)) == 1
-                for o in theirs
-            )
-            if coined or near:
-                out.append(name)
-        return out
-
-    @staticmethod
-    def _terms(plain: str, tokens: list[str]) -> list[str]:
-        """The words a sentence writes in lowercase that are not English words (`dictionary_word`): terms
-        and names, which a writer does not coin for a claim's word."""
-        code = {_code_base(t) for t in _code_in(plain)}
-        return [
-            t
-            for t in dict.fromkeys(tokens)
-            if t.isalpha() and len(t) > 2 and t not in STOP and t not in code and not dictionary_word(t)
-            and t not in NEGATIONS and t not in ONLY and t not in STRONG_WORDS
-            and re.search(rf"(?<![\w.$%/-]){t}(?![\w.(/-])", plain)
-        ]  # fmt: skip
-
-    def _name_held(self, name: str, held: Held) -> bool:
-        """A name the claims or the question write; its possessive ("URL's") is the name, and a compound of
-        it ("SQLite-specific") is held when the name is and the rest are words the claims use."""
-        name = POSSESSIVE_RE.sub("", name)
-        forms = [name]
-        if not name.isupper():  # "Reader" where the claims write "Readers"; an acronym's "S" is a letter
-            forms += [name + "s", name + "es"] + ([name[:-1]] if name.endswith("s") and len(name) > 3 else [])
-        if any(prose.holds(form, text) for form in forms for text in (held.plain, self.question_plain)):
-            return True
-        parts = [p for p in name.split("-") if p]
-        return len(parts) > 1 and all(
-            prose.holds(p, held.plain)
-            or prose.holds(p, self.question_plain)
-            or (p.islower() and stem(p) in held.stems)
-            for p in parts
-        )
-
-    def _asked_of(self, token: str, held: Held) -> bool:
-        """A name the question asks about with its kind ("the pam_unix module"), written where the claims say
-        "this module": the subject restated. Not where the claims never name that kind (they are about
-        something else), nor where they write a name it could be mistaken for (one sharing a part)."""
-        base = _code_base(token)
-        if not base:
-            return False
-        kinds = {
-            stem(w)
-            for m in re.finditer(rf"(?<![\w.-])(\w+) {re.escape(base)} (\w+)", f" {self.question_plain} ")
-            for w in m.groups()
-            if w not in STOP and w.isalpha()
-        }
-        if not kinds & held.stems:
-            return False
-        parts = set(NAME_PARTS_RE.split(base)) - {""}
-        return not any(parts & set(NAME_PARTS_RE.split(c)) for c in held.code)
-
-    def _code_held(self, token: str, held: Held) -> bool:
-        base = _code_base(token)
-        if not base or base in held.code:
-            return True
-        if PATH_RE.fullmatch(base):
-            if not base.startswith("/") and base.count("/") == 1:  # "read/write": two words, each held
-                return all(
-                    re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", held.plain) for w in base.split("/") if w
-                )
-            return re.search(rf"(?<![\w/.]){re.escape(base)}(?![\w/])", held.plain) is not None
-        if re.search(r"[\s=<>+*/,]", base):  # `CONN_MAX_AGE = 0`: an expression, held part by part
-            parts = [p for p in CODE_PART_RE.findall(base) if len(p) > 1]  # an option ("-M") is a part
-            return all(self._code_held(p, held) or prose.holds(p, self.question_plain) for p in parts)
-        if re.search(rf"(?<![\w.]){re.escape(base)}(?![\w(])", held.plain):  # written as a word, not a part
-            return True
-        parts = base.split(".")
-        for n in range(
-            1, len(parts)
-        ):  # a longer name: the claim's, with qualifiers the claims or question use
-            tail = ".".join(parts[n:])
-            if tail in held.code and all(
-                prose.holds(p, held.plain) or prose.holds(p, self.question_plain) for p in parts[:n]
-            ):
-                return True
-        ending = [c for c in held.code if c.endswith("." + base)]  # a shorter name: only when unambiguous
-        return len(set(ending)) == 1
-
     def _content(self, plain: str, tokens: list[str], held: Held) -> Fault | None:
-        words = content_words(tokens, {_code_base(t) for t in _code_in(plain)})
+        words = content_words(tokens, {support_names.code_base(t) for t in support_names.code_in(plain)})
         if not words:
             return None
         missing = [

@@ -276,8 +276,7 @@ def _resolved(clause: str, first: Facet) -> str:
 # "that analysis", "these options": a demonstrative and the noun it points back with.
 _POINTED_RE = re.compile(r"\b(?:that|this|these|those)\s+(?P<noun>[a-z][\w-]{2,})\b", re.IGNORECASE)
 _NAMING_RE = re.compile(r"[\w.+#'-]+", re.ASCII)
-# Words a verb follows, never a noun ("I link", "to link", "can link"): the first clause's word after one of
-# them is a verb, which a demonstrative's "that" does not point back to.
+# Words a verb follows, never a noun ("I link", "to link"): a demonstrative's "that" points back to no verb.
 _BEFORE_A_VERB = frozenset(
     "i we you they he she to can could will would should must do does did don't doesn't".split()  # noqa: SIM905
 )
@@ -343,12 +342,12 @@ def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str
         # only that something happens ("What is going wrong, and how do I fix it?"); both stand for the
         # situation, which each question carries already.
         return clause
-    # who acts in the first clause, its situation left out: the clause carries that situation already
     actor = _actor(_GIVEN_RE.sub("", first.clause)) if _SUBJECT_PRONOUN_RE.search(clause) else None
     if actor:
         # "... and how many concurrent connections does it allow": "it" does something; it is who does it in
-        # the first clause ("a PostgreSQL server"), not all that clause asks. What the asker does it with
-        # stays ("How many processes does the Django test suite use by default in parallel?").
+        # the first clause ("a PostgreSQL server", its situation left out: the clause carries that already),
+        # not all that clause asks. What the asker does it with stays ("How many processes does the Django
+        # test suite use by default in parallel?").
         who, how = actor
         said = _SUBJECT_PRONOUN_RE.sub(lambda m: f"{m.group(1)} {who}", clause, count=1)
         return f"{said} {how}" if how else said
