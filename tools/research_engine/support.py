@@ -121,7 +121,9 @@ class Held:
     right: dict[str, set[str]]  # ... and just after it
     tokens: list[str]  # the claims' tokens, one claim after another
     urls: set[str]  # the URLs the claims write (`plain` has none)
-    compounds: set[str]  # two neighbouring words written as one ("timing out" -> "timeout", "timingout")
+    joined: set[str]  # two neighbouring words written as one ("timing out" -> "timeout", "timingout")
+    hyphenated: set[str]  # the hyphenated names the claims write ("also-notify")
+    figures_after: dict[str, set[float]]  # a word's stem -> the figures the claims write right after it
 
     @classmethod
     def of(cls, ids: Iterable[str], texts: Iterable[str]) -> Held:
@@ -160,7 +162,9 @@ class Held:
             right=sides[1],
             tokens=tokens,
             urls=_urls(raw),
-            compounds=support_names.compounds(tokens),
+            joined=support_names.joined(tokens),
+            hyphenated=support_names.hyphenated(plain.casefold()),
+            figures_after=support_names.figures_after(tokens),
         )
 
     def merged(self, other: Held) -> Held:
@@ -187,7 +191,12 @@ class Held:
             right=opposites.merged(self.right, other.right),
             tokens=[*self.tokens, ".", *other.tokens],
             urls=self.urls | other.urls,
-            compounds=self.compounds | other.compounds,
+            joined=self.joined | other.joined,
+            hyphenated=self.hyphenated | other.hyphenated,
+            figures_after={
+                k: self.figures_after.get(k, set()) | other.figures_after.get(k, set())
+                for k in {*self.figures_after, *other.figures_after}
+            },
         )
 
 

@@ -48,13 +48,28 @@ SCALE_WORDS = frozenset({"hundred", "thousand", "million", "billion", "trillion"
 NAME_PARTS_RE = re.compile(r"[._/-]+")  # "pam_unix" is "pam" and "unix"
 
 
-def compounds(tokens: list[str]) -> set[str]:
+def joined(tokens: list[str]) -> set[str]:
     """Each two neighbouring words of a text written as one, as written and with the first one's stem: a
     writer's closed compound ("timeout", "lookup") for the claims' open one ("timing out", "look up")."""
     out: set[str] = set()
     for first, second in zip(tokens, tokens[1:], strict=False):
         if first.isalpha() and second.isalpha():
             out.update((first + second, stem(first) + second))
+    return out
+
+
+def hyphenated(plain: str) -> set[str]:
+    """The hyphenated names a text writes ("also-notify", "recursive-only")."""
+    return {m.group(0) for m in COMPOUND_RE.finditer(plain)}
+
+
+def figures_after(tokens: list[str]) -> dict[str, set[float]]:
+    """A word's stem -> the figures a text writes right after it ("returns zero": {"return": {0.0}})."""
+    out: dict[str, set[float]] = {}
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        value = figure(token)
+        if value is not None:
+            out.setdefault(stem(before), set()).add(value)
     return out
 
 
@@ -99,10 +114,7 @@ def small_figures(tokens: list[str], held: Held) -> list[str]:
             continue
         if i + 1 < len(tokens) and tokens[i + 1] in SCALE_WORDS:
             continue  # "one billion bytes": `prose.numbers`' figure
-        before = stem(tokens[i - 1])
-        theirs = {
-            figure(held.tokens[k]) for k in range(1, len(held.tokens)) if stem(held.tokens[k - 1]) == before
-        } - {None}
+        theirs = held.figures_after.get(stem(tokens[i - 1]))
         if theirs and SMALL_FIGURES[token] not in theirs:
             out.append(token)
     return out
@@ -135,8 +147,8 @@ def unheld(
         for t in terms(plain, tokens)
         if not carried(t, held.stems)
         and not carried(t, question_stems)
-        and t not in held.compounds
-        and t.removesuffix("s") not in held.compounds
+        and t not in held.joined
+        and t.removesuffix("s") not in held.joined
         and not any(t in code_base(c).casefold() for c in missing)
     ]
     missing += [c for c in compound_names(plain, held, question_plain) if not any(c in m for m in missing)]
@@ -149,7 +161,6 @@ def compound_names(plain: str, held: Held, question_plain: str) -> list[str]:
     a part no dictionary lists and no claim uses, or one that differs from a compound of the claims in one
     part ("allow-notify" for the claims' "also-notify"): a directive or option named wrong."""
     out = []
-    theirs = {m.group(0) for m in COMPOUND_RE.finditer(held.plain)}
     for m in COMPOUND_RE.finditer(plain):
         name = m.group(0)
         if name.casefold() != name or prose.holds(name, held.plain) or prose.holds(name, question_plain):
@@ -161,7 +172,7 @@ def compound_names(plain: str, held: Held, question_plain: str) -> list[str]:
         near = any(
             len(o.split("-")) == len(parts)
             and sum(a != b for a, b in zip(o.split("-"), parts, strict=True)) == 1
-            for o in theirs
+            for o in held.hyphenated
         )
         if coined or near:
             out.append(name)
@@ -204,18 +215,21 @@ def asked_of(token: str, held: Held, question_plain: str) -> bool:
     "this module": the subject restated. Not where the claims never name that kind (they are about
     something else), nor where they write a name it could be mistaken for (one sharing a part)."""
     base = code_base(token)
-    if not base:
+    if not base or not _kinds_named(base, question_plain) & held.stems:
         return False
-    kinds = {
+    parts = set(NAME_PARTS_RE.split(base)) - {""}
+    return not any(parts & set(NAME_PARTS_RE.split(c)) for c in held.code)
+
+
+@lru_cache(maxsize=1024)
+def _kinds_named(base: str, question_plain: str) -> frozenset[str]:
+    """The stems of the words the question writes beside a name ("the pam_unix module": {"modul"})."""
+    return frozenset(
         stem(w)
         for m in re.finditer(rf"(?<![\w.-])(\w+) {re.escape(base)} (\w+)", f" {question_plain} ")
         for w in m.groups()
         if w not in STOP and w.isalpha()
-    }
-    if not kinds & held.stems:
-        return False
-    parts = set(NAME_PARTS_RE.split(base)) - {""}
-    return not any(parts & set(NAME_PARTS_RE.split(c)) for c in held.code)
+    )
 
 
 def code_held(token: str, held: Held, question_plain: str) -> bool:
