@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from research_engine.engine.extractive.asked_of import WHAT_DOES_RE, AskedOf, asked_of, third_person
 from research_engine.engine.extractive.enumerations import EDGE_WORDS, enumeration, join_items, of_each
 from research_engine.engine.extractive.quotes import ENDS_SENTENCE, sealed, unsealed
+from research_engine.engine.extractive.situations import SITUATION_HAPPENS_RE, in_sentence
 from research_engine.engine.extractive.text import tokens
 from research_engine.terms import STOP_WORDS
 
@@ -207,11 +208,14 @@ def _situation_as_context(text: str) -> str:
         return text
     if INSTRUCTION_RE.match(opening):
         return text
-    if len(m.group("question").split()) < 3:  # "...: why?" asks the statement itself, not within it
-        return text
+    situation = in_sentence(m.group("situation").strip())
+    if len(m.group("question").split()) < 3 and not m.group("more"):
+        # "...: why?" asks the statement itself, not within it: "Why is it that my app crashes on start?"
+        bare = _BARE_WHY_RE.match(m.group("question"))
+        return f"Why is it that {situation}?" if bare else text
     if not m.group("mark") and not QUESTION_START_RE.match(m.group("question")):
         return text
-    situation, question = m.group("situation").strip(), m.group("question").strip().rstrip(" ?")
+    question = (m.group("question") + (m.group("mark") or "") + (m.group("more") or "")).strip().rstrip(" ?")
     compared = enumeration(situation) if _VERSUS_RE.search(situation) else None
     if compared and compared[1] == len(situation):
         # "GNU sed vs BSD sed: which options differ?" is no situation but what the question compares: "Which
@@ -226,12 +230,7 @@ def _situation_as_context(text: str) -> str:
         return f"{question[0].upper()}{question[1:]}?"
     # One clause, so a later split on ";" cannot cut it, nor one on "and" before a verb ("... prints an error
     # and does not run"): its "and" is joined to the next word until the clauses are split (`_SITUATION_AND`).
-    situation = re.sub(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+", ", and ", situation)
     situation = re.sub(r"\s+and\s+", f" and{_SITUATION_AND}", situation)
-    first, _, rest = situation.partition(" ")
-    # "after upgrading ...", "entries ..."; never "Postfix" nor "I"
-    if first != "I" and (first.lower() in _DETERMINERS or first.lower() in STOP_WORDS):
-        situation = f"{first.lower()} {rest}"
     question = f"{question[0].upper()}{question[1:]}"
     # The situation goes with each question asked in it, whose "them" or "ones" it says ("How can I get msgfmt
     # to include them, given that entries flagged as fuzzy ... are missing ...", "Is that a good idea, given
@@ -247,7 +246,8 @@ def _situation_as_context(text: str) -> str:
 # deliver mail directly; our provider wants ... password. How do I configure Postfix for that?").
 # A question left without its mark ("... older release.' how do i fix this") is one when it opens as one.
 _SITUATION_RE = re.compile(
-    rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)(?P<mark>\?)?$"
+    rf"^(?P<situation>[^?]{{12,}})(?:[;.:]|{ENDS_SENTENCE})\s+(?P<question>(?:(?![.;:]\s)[^?])+)"
+    r"(?:(?P<mark>\?)(?P<more>\s+\S.*)?)?$"  # "... broken? Why does this happen and how do I ...?": all asked
 )
 _VERSUS_RE = re.compile(r"\s(?:vs\.?|versus)\s", re.IGNORECASE)
 _BETWEEN_RE = re.compile(r"\b(?:between|among|compared?|versus|vs)\b", re.IGNORECASE)
@@ -259,9 +259,7 @@ INSTRUCTION_RE = re.compile(
     r"research|investigate|identify|analy[sz]e|discuss|determine|check|please)\b",
     re.IGNORECASE,
 )
-_DETERMINERS = frozenset(
-    "the a an my our your this these some when if it they there that since whenever although though".split()  # noqa: SIM905
-)
+_BARE_WHY_RE = re.compile(r"^\s*(?:why|how come)\s*$", re.IGNORECASE)
 
 
 def _resolved(clause: str, first: Facet) -> str:
@@ -305,6 +303,8 @@ def _names(word: str) -> bool:
 
 
 def _resolved_asked(clause: str, first: Facet, *, situated: bool = False) -> str:
+    if situated and SITUATION_HAPPENS_RE.search(clause):
+        return clause
     pointed = _pointed_back(clause, first)
     if pointed:
         return pointed

@@ -124,7 +124,7 @@ def _question(clause: str) -> str:
         # "Compare json and jsonb" -> "What is known about json and jsonb?", not "about compare json ..."
         clause = re.sub(r"^\s*(?:(?:me|us)\s+)?", "", clause[instruction.end() :])
     first = clause.split(" ", 1)[0]
-    if first.lower() in STOP_WORDS:  # "The SQLite locking model" -> "the ..."; "SQLite ..." stays a name
+    if first.lower() in STOP_WORDS and first != "I":  # "The SQLite model" -> "the ..."; "SQLite" stays
         clause = clause[0].lower() + clause[1:]
     return f"What is known about {clause}?"
 

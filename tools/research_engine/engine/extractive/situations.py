@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 from research_engine.engine.extractive.text import tokens
+from research_engine.support_words import common_word
+from research_engine.terms import STOP_WORDS
 
 
 def situation_parts(question: str) -> tuple[str, str]:
@@ -84,3 +86,37 @@ _AFTER_VERB = frozenset(
     "a an the my our your its their this these those some no all every in on at to from for with by into "  # noqa: SIM905
     "of up out down off over under about as after before when if".split()
 )
+
+
+# Where a statement of several sentences is joined into one clause ("... after my cursor. It distracts me").
+_SENTENCE_END_RE = re.compile(r"(?<=[\w)\"'\u201d\u2019])[;.:]\s+")
+_TITLE_WORD_RE = re.compile(r"[A-Z][a-z]*(?:-[a-z]+)*")
+# Words that open a statement and are never a name, stop words or not ("Since upgrading", "While I type").
+_OPENING_WORDS = frozenset(
+    {"the", "a", "an", "my", "our", "your", "this", "these", "those", "some", "when", "if", "it", "they"}
+    | {"there", "that", "since", "whenever", "although", "though", "while", "after", "before", "once"}
+)
+# "Why does this happen, given that ...": what happens is the situation.
+SITUATION_HAPPENS_RE = re.compile(r"\b(?:this|that|it)\s+(?:happens?|occurs?)\b", re.IGNORECASE)
+
+
+def in_sentence(statement: str) -> str:
+    """A statement as it reads written on inside a question ("..., given that <statement>"): its sentences
+    joined by ", and ", and each one's first word lowercased where it is an ordinary word, not a name:
+    "Entries flagged as fuzzy are missing. It distracts me" -> "entries flagged as fuzzy are missing, and it
+    distracts me"; "Postfix", "I", "Coverage.py" and a word the statement capitalises again stay."""
+    parts = _SENTENCE_END_RE.split(statement)
+    return ", and ".join(_lowered_opening(part, statement) for part in parts)
+
+
+def _lowered_opening(sentence: str, statement: str) -> str:
+    first, _, rest = sentence.partition(" ")
+    if first == "I" or first.startswith("I'") or not _TITLE_WORD_RE.fullmatch(first):
+        return sentence
+    ordinary = all(common_word(part) for part in first.lower().split("-"))
+    if first.lower() not in STOP_WORDS | _OPENING_WORDS and not ordinary:
+        return sentence  # "Postfix", "Wireshark": a name
+    again = (m.start() for m in re.finditer(rf"\b{re.escape(first)}\b", statement) if m.start() > 0)
+    if any(not statement[:at].rstrip().endswith((".", ";", ":", "?", "!")) for at in again):
+        return sentence  # capitalised again inside a sentence: a name ("Apache runs, but Apache logs ...")
+    return f"{first.lower()} {rest}" if rest else first.lower()
