@@ -267,3 +267,32 @@ def test_what_a_choice_changes_asks_no_time_angle():
         )
     ]
     assert not [q for q in plan if q.startswith("What changed")]
+
+
+def test_a_how_to_is_weighed_as_the_askers_doing_not_quoted():
+    from research_engine.engine.extractive.plan import gerund, plan_of
+
+    assert [
+        gerund(v) for v in ("keep", "make", "set", "stop", "tie", "see", "fix", "show", "open", "use")
+    ] == [
+        "keeping",
+        "making",
+        "setting",
+        "stopping",
+        "tying",
+        "seeing",
+        "fixing",
+        "showing",
+        "opening",
+        "using",
+    ]
+    # A how-to whose topic is no noun phrase ("..., ideally offline") is weighed as what the asker does.
+    texts = [
+        p.text
+        for p in plan_of(
+            {"objective": "How do I keep a backup of my signing keys somewhere safe, ideally offline?"}
+        )
+    ]
+    weighed = "What are the limitations and drawbacks of keeping a backup of my signing keys somewhere safe"
+    assert f"{weighed}, ideally offline?" in texts
+    assert not any('"' in t for t in texts)

@@ -199,10 +199,37 @@ def _angle_objects(main: Facet, countered: str) -> tuple[str, str]:
     if reads_as_topic(countered, built=countered != main.phrase or bool(main.items)):
         return f"of {countered}", f"regarding {countered}"
     asked = situation_parts(main.clause)[0].rstrip(" ?")
+    doing = _HOW_DO_I_RE.match(asked)
+    if doing and len(tokens(doing.group("rest"))) >= 1:
+        # "How do I keep a copy of the key somewhere safe" -> "of keeping a copy of the key somewhere safe"
+        done = f"{gerund(doing.group('verb'))} {doing.group('rest')}"
+        return f"of {done}", f"regarding {done}"
     if len(asked.split()) > 2 * TOPIC_MAX_WORDS or '"' in asked or len(tokens(asked)) < 2:
         return "", ""  # too long to quote, quoting a quote, or nothing to ask of ("Why")
     quoted = f'for "{asked[0].upper()}{asked[1:]}"'
     return quoted, quoted
+
+
+# A how-to as the asker's doing: "How do I keep ...", "How can we put ...", "What is the best way to set ..."
+_HOW_DO_I_RE = re.compile(
+    r"^(?:how\s+(?:do|can|should|could|would)\s+(?:i|we|you|one)|what\s+is\s+the\s+(?:best|simplest|easiest)\s+"
+    r"way\s+to)\s+(?P<verb>[a-z]+)\s+(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def gerund(verb: str) -> str:
+    """A verb's -ing form: "keep" -> "keeping", "make" -> "making", "set" -> "setting", "tie" -> "tying"."""
+    v = verb.lower()
+    if v.endswith("ie"):
+        return f"{v[:-2]}ying"
+    if len(v) > 2 and v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        return f"{v[:-1]}ing"
+    if re.fullmatch(
+        r"[^aeiou]*[aeiou][^aeiouwxy]", v
+    ):  # one syllable, one vowel, one consonant: "set", "stop"
+        return f"{v}{v[-1]}ing"
+    return f"{v}ing"
 
 
 def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
