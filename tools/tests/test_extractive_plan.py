@@ -50,6 +50,19 @@ def test_an_enumeration_that_is_the_question_own_subject_is_asked_item_by_item(o
     assert [q.split()[2].rstrip("?") for q in plan[: len(items)]] == items
 
 
+def test_items_each_with_an_article_keep_every_word_of_their_noun_phrase():
+    # "a remote tracking branch and a local branch": the first item is whole too, never "tracking branch".
+    items, _ = enumeration("the difference between a remote tracking branch and a local branch in Git")
+    assert items == ["remote tracking branch", "local branch"]
+    plan = _plan(
+        "What is the difference between a read only transaction and a deferred transaction in SQLite?"
+    )
+    assert plan[:2] == [
+        "What is a read only transaction in SQLite?",
+        "What is a deferred transaction in SQLite?",
+    ]
+
+
 def test_examples_after_an_enumeration_leave_the_enumeration_its_own_items():
     plan = _plan(
         "What are the differences between Apache, nginx and Caddy for serving files like images and fonts?"

@@ -97,6 +97,11 @@ def enumeration(clause: str) -> tuple[list[str], int] | None:
                         break
                     items[-1] += f" {word}"
                     end = clause.index(word, end) + len(word)
+                # ... and so does the first, back to its article: "between a virtual alias domain and a ...".
+                for word in reversed(clause[: m.start("first")].split()[-2:]):
+                    if word.lower() in EDGE_WORDS or word.lower() in STOP_WORDS or not word.isalpha():
+                        break
+                    items[0] = f"{word} {items[0]}"
                 return items, end
             parallel = _parallel_end(clause, items, end)
             if parallel:
