@@ -101,6 +101,11 @@ def passage_with(passages: list[Passage], text: str, kind: str | None = None) ->
         # Go: flat <h2>/<h3> siblings.
         ("golang-1.19-go_mem.html", "For any sync.Mutex or sync.RWMutex variable l and n < m",
          ("Synchronization", "Locks")),
+        # Sphinx: several commands on one page, each a <section> with the same sections under its <h1>.
+        ("borgbackup-1.2-usage-key.html", "If repository encryption is used, the repository is inaccessible",
+         ("borg key export", "Description")),
+        ("borgbackup-1.2-usage-key.html", "This command restores a key previously backed up",
+         ("borg key import", "Description")),
         # texinfo (texi2html): numbered chapter headings with hidden "#" and "TOC" links.
         ("ffmpeg-5.1-ffmpeg-scaler.html", "Set the scaler flags.", ("2 Scaler Options",)),
     ],
@@ -514,3 +519,13 @@ def test_a_page_laid_out_in_tables_is_read_as_its_paragraphs_and_lists_not_as_ro
     assert passage_with(passages, "Note that the thread safety cannot be ensured").kind == "paragraph"
     assert not [p for p in passages if p.kind == "table-row"]
     assert not [p for p in passages if "Related links" in p.text or "Mail archive" in p.text]
+
+
+def test_a_heading_kept_nowhere_is_not_kept_because_its_words_are_elsewhere():
+    # borg key change-passphrase's "Examples" heading is not the "Examples:" paragraph of borg key export:
+    # both come back, each where it stands, and every "Description" heads its command's description.
+    passages = read("borgbackup-1.2-usage-key.html")
+    headings = [(p.text, p.level) for p in passages if p.kind == "heading"]
+    assert headings.count(("Description", 2)) == 3 and ("Examples", 2) in headings
+    assert passage_with(passages, "Examples:", "paragraph").text == "Examples:"
+    assert not [p for p in passages if p.kind == "paragraph" and p.text in ("Description", "Examples")]

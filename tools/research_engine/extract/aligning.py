@@ -86,7 +86,14 @@ def _block_starts(blocks: list[Block], at_page: list[int]) -> dict[str, list[int
         if at >= 0:
             starts.setdefault(b.key, []).append(at)
             starts.setdefault(_unspaced(b.text), []).append(at)
+            starts.setdefault(_as_kind(b.kind, b.key), []).append(at)
     return starts
+
+
+def _as_kind(kind: str, key: str) -> str:
+    """A block's words with its kind: a kept heading "String decoder" is the page's heading of those words,
+    not the table of contents' item before it."""
+    return f"\1{kind}\1{key}"
 
 
 def _unspaced(text: str) -> str:
@@ -102,7 +109,7 @@ def _candidates(c: Block, key: str, said: str, starts: dict[str, list[int]]) -> 
     if exact is not None:
         return exact
     if c.kind in ALONE and len(key.split()) < ANCHOR_MIN_WORDS:
-        return starts.get(key, [])
+        return starts.get(_as_kind(c.kind, key)) or starts.get(key, [])
     out, at = [], said.find(key)
     while at >= 0:
         out.append(at)

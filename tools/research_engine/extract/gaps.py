@@ -65,8 +65,17 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     whole -= {key for key, n in menu_rows.items() if kept_count[key] == n}
     # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
     # "true if file exists and is a block special file." is).
+    # A few words are kept where a kept passage of them stands: the heading "Examples" is not kept because the
+    # paragraph "Examples:" of another section is (a passage placed nowhere still counts wherever it may be).
+    placed = {(at, key) for key, at in zip(kept_keys, kept_at, strict=True) if at >= 0}
+    unplaced = {key for key, at in zip(kept_keys, kept_at, strict=True) if at < 0}
     hits = [
-        bool(k) and (k in whole if s else k in joined and (at < 0 or inside_kept(at, len(k))))
+        bool(k)
+        and (
+            k in whole and (at < 0 or (at, k) in placed or k in unplaced)
+            if s
+            else k in joined and (at < 0 or inside_kept(at, len(k)))
+        )
         for k, s, at in zip(keys, short, at_page, strict=True)
     ]
     if sum(hits) < 2:
@@ -89,8 +98,8 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
         linked = b.kind != "heading" and b.link_share > _GAP_LINK_SHARE_MAX
         if hits[i] or at_page[i] < 0 or b.figure or linked:
             continue
-        if short[i] and keys[i] in whole:
-            continue  # kept already, as a passage of its own
+        if short[i] and keys[i] in unplaced:
+            continue  # kept already, as a passage of its own placed nowhere
         open_[i] = True
         if b.kind == "heading":
             back[i] = keys[i] != title_key and _heads_what_stays(i, blocks, hits, back)
@@ -132,16 +141,27 @@ def _heads_what_stays(i: int, blocks: list[Block], hits: list[bool], back: list[
     after = following(blocks[i].element)
     if after is None:
         return False
+    # What a section's own heading heads is all of its section (Sphinx's `<section>`, docutils' `<div
+    # class="section">`): a synopsis dropped under "borg key export" does not part it from the table that
+    # stays.
+    section = lone_wrapper(blocks[i].element).getparent()
+    if section is None or not _is_section(section):
+        section = after
+
+    def heads(el: Any) -> bool:
+        return el is after or after in el.iterancestors() or section in el.iterancestors()
+
     # Blocks dropped inside what the heading heads are passed over: a member's template line above its
     # prototype (Doxygen) does not part the member's heading from the prototype that stays.
     while j < len(blocks) and blocks[j].kind != "heading" and not (hits[j] or back[j]):
-        if after not in blocks[j].element.iterancestors():
+        if not heads(blocks[j].element):
             return False
         j += 1
-    if j >= len(blocks) or not (hits[j] or back[j]):
-        return False
-    nxt = blocks[j].element
-    return nxt is after or after in nxt.iterancestors()
+    return j < len(blocks) and (hits[j] or back[j]) and heads(blocks[j].element)
+
+
+def _is_section(el: Any) -> bool:
+    return el.tag == "section" or "section" in (el.get("class") or "").split()
 
 
 def _describes_kept(i: int, blocks: list[Block], hits: list[bool], back: list[bool]) -> bool:
