@@ -64,9 +64,9 @@ def fill_gaps(kept: list[Block], blocks: list[Block], said: str, title: str | No
     kept_count = Counter(kept_keys)
     whole -= {key for key, n in menu_rows.items() if kept_count[key] == n}
     # Prose is kept when a kept passage holds it where it stands ("true if file exists." is not kept because
-    # "true if file exists and is a block special file." is).
-    # A few words are kept where a kept passage of them stands: the heading "Examples" is not kept because the
-    # paragraph "Examples:" of another section is (a passage placed nowhere still counts wherever it may be).
+    # "true if file exists and is a block special file." is); a few words, where a kept passage of them stands
+    # (the heading "Examples" is not kept because another section's paragraph "Examples:" is; a passage placed
+    # nowhere still counts wherever it may be).
     placed = {(at, key) for key, at in zip(kept_keys, kept_at, strict=True) if at >= 0}
     unplaced = {key for key, at in zip(kept_keys, kept_at, strict=True) if at < 0}
     hits = [

@@ -218,6 +218,10 @@ _HOW_DO_I_RE = re.compile(
 )
 
 
+# One syllable, one vowel, one final consonant: "set" -> "setting", "stop" -> "stopping" (not "fix", "show").
+_DOUBLED_END_RE = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
+
+
 def gerund(verb: str) -> str:
     """A verb's -ing form: "keep" -> "keeping", "make" -> "making", "set" -> "setting", "tie" -> "tying"."""
     v = verb.lower()
@@ -225,9 +229,7 @@ def gerund(verb: str) -> str:
         return f"{v[:-2]}ying"
     if len(v) > 2 and v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
         return f"{v[:-1]}ing"
-    if re.fullmatch(
-        r"[^aeiou]*[aeiou][^aeiouwxy]", v
-    ):  # one syllable, one vowel, one consonant: "set", "stop"
+    if _DOUBLED_END_RE.fullmatch(v):
         return f"{v}{v[-1]}ing"
     return f"{v}ing"
 
