@@ -283,7 +283,8 @@ def test_what_a_choice_changes_asks_no_time_angle():
 
 
 def test_a_how_to_is_weighed_as_the_askers_doing_not_quoted():
-    from research_engine.engine.extractive.plan import gerund, plan_of
+    from research_engine.engine.extractive.asked_of import gerund
+    from research_engine.engine.extractive.plan import plan_of
 
     assert [
         gerund(v) for v in ("keep", "make", "set", "stop", "tie", "see", "fix", "show", "open", "use")

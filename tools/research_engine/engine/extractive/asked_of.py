@@ -2,7 +2,8 @@
 
 Owns `asked_of` ("the exit status 141 mean" -> X "the exit status 141", the verb "mean"), so a follow-up's
 "it" is X and never "X mean", and `third_person` (the verb as X takes it in an indirect question: "what
-the tool does when ..."). Pure text; `facets` reads the questions.
+the tool does when ..."), and `gerund` (a how-to as the asker's doing: "keeping a copy of the key", for
+`plan`'s angle questions). Pure text; `facets` reads the questions.
 """
 
 from __future__ import annotations
@@ -70,3 +71,19 @@ def third_person(verb: str) -> str:
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+# One syllable, one vowel, one final consonant: "set" -> "setting", "stop" -> "stopping" (not "fix", "show").
+_DOUBLED_END_RE = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
+
+
+def gerund(verb: str) -> str:
+    """A verb's -ing form: "keep" -> "keeping", "make" -> "making", "set" -> "setting", "tie" -> "tying"."""
+    v = verb.lower()
+    if v.endswith("ie"):
+        return f"{v[:-2]}ying"
+    if len(v) > 2 and v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        return f"{v[:-1]}ing"
+    if _DOUBLED_END_RE.fullmatch(v):
+        return f"{v}{v[-1]}ing"
+    return f"{v}ing"

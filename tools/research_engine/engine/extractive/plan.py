@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from research_engine.answering import AnswerKind, expected_kind
+from research_engine.engine.extractive.asked_of import gerund
 from research_engine.engine.extractive.facets import (
     INSTRUCTION_RE,
     PLURAL_RE,
@@ -216,22 +217,6 @@ _HOW_DO_I_RE = re.compile(
     r"way\s+to)\s+(?P<verb>[a-z]+)\s+(?P<rest>\S.*)$",
     re.IGNORECASE,
 )
-
-
-# One syllable, one vowel, one final consonant: "set" -> "setting", "stop" -> "stopping" (not "fix", "show").
-_DOUBLED_END_RE = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
-
-
-def gerund(verb: str) -> str:
-    """A verb's -ing form: "keep" -> "keeping", "make" -> "making", "set" -> "setting", "tie" -> "tying"."""
-    v = verb.lower()
-    if v.endswith("ie"):
-        return f"{v[:-2]}ying"
-    if len(v) > 2 and v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
-        return f"{v[:-1]}ing"
-    if _DOUBLED_END_RE.fullmatch(v):
-        return f"{v}{v[-1]}ing"
-    return f"{v}ing"
 
 
 def plan_of(brief: dict[str, Any]) -> list[PlannedQuestion]:
