@@ -6,7 +6,10 @@ import email.utils
 import gzip
 import json
 import logging
+import os
 import re
+import signal
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -557,6 +560,28 @@ def test_per_host_interval_spaces_requests(server, make_client):
     assert time.monotonic() - started >= 0.39
     starts = [entry[0] for entry in server.log]
     assert len(starts) == 3
+
+
+def test_ctrl_c_during_a_polite_batch_starts_no_queued_fetch(server, make_client):
+    server.expect_request("/p").respond_with_data(HTML, content_type="text/html")
+    client = make_client(per_host_interval=0.3, retry=RetryPolicy())
+    urls = [server.url_for("/p") + f"?n={n}" for n in range(20)]  # six seconds of polite spacing
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGUSR1, interrupted)  # Ctrl-C's KeyboardInterrupt, in the main thread
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGUSR1))
+    started = time.monotonic()
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.get_many(urls, check_robots=False)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert time.monotonic() - started < 2.0  # not the twenty queued URLs' six seconds
+    assert len(server.log) <= 4
 
 
 def test_get_many_keeps_order_and_one_failure_does_not_break_the_batch(server, make_client):

@@ -169,10 +169,10 @@ class Engine(GatherStages, ResearchStages, ReviewStages, SynthesisStages):
         self.journal.data["sessions"] = int(self.journal.data.get("sessions") or 0) + 1
         self.journal.data["status"] = "running"
         self.journal.save()
-        self._set_status("running")
-        self._reconcile()
-        self._save_spend()  # run.json shows what earlier sessions spent (the ledger) from the start
-        try:
+        try:  # from the moment run.json says running, an ending of any kind is recorded
+            self._set_status("running")
+            self._reconcile()
+            self._save_spend()  # run.json shows what earlier sessions spent (the ledger) from the start
             self.step("plan", self._plan)
             cycle = runstate.current_cycle(self.run)
             if self.journal.done("synthesize"):

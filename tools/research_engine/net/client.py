@@ -291,9 +291,10 @@ class HttpClient(Answers):
         for index, url in enumerate(urls):
             queues[_host_key(url)].append(index)
         lock = threading.Lock()
+        stopping = threading.Event()
 
         def drain(key: str) -> None:
-            while True:
+            while not stopping.is_set():
                 with lock:
                     if not queues[key]:
                         return
@@ -307,7 +308,13 @@ class HttpClient(Answers):
         if not workers:
             return []
         with ThreadPoolExecutor(max_workers=min(len(workers), 64), thread_name_prefix="fetch") as pool:
-            list(pool.map(drain, workers))
+            try:
+                list(pool.map(drain, workers))
+            except BaseException:
+                # Ctrl-C or SIGTERM: no queued URL starts (a polite queue takes an interval per URL and
+                # would outlast a stopping worker's grace); the fetches under way end on their deadline.
+                stopping.set()
+                raise
         return [r for r in results if r is not None]
 
     def check(self, url: str) -> GuardVerdict:
