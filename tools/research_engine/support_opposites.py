@@ -5,7 +5,9 @@ said of the same words ("disabled" where the claim has "enabled"), and two of th
 Both read a word's neighbours: the content words (no stop word) beside it within its clause. An antonym is
 a contradiction only said of what the claim says its opposite of (a neighbour in common within `REACH`
 words each side), so that "lacks" in one clause and "has" in another never meet. Two words are exchanged
-when each stands, in the sentence, beside a word the claims put beside the other and never beside itself.
+when each stands, in the sentence, beside a word the claims put beside the other and never beside itself;
+an adverb ("recursively") is never one of the two, nor a verb whose voice changed ("applying conventions"
+for "conventions are applied"): each moves beside other words without any role changing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from research_engine.support_words import (
     QUANTITY_GROUPS,
     STOP,
     antonym_stems,
+    dictionary_word,
     negative_forms,
     stem,
 )
@@ -229,8 +232,14 @@ def exchanged(
     `REACH` content words of each other) and in the other order than in every claim sentence that has both
     ("A is managed by B" for "B is managed by A"; "B manages A" restates it, and is not held here)."""
     left, right = sides(tokens)
-    anchors = sorted(s for s in left if s in held_stems and s not in MOVABLE and not FIGURE_RE.fullmatch(s))
+    adverbs = {stem(t) for t in tokens if _adverb(t)}  # "recursively forces" is "forced recursively"
+    anchors = sorted(
+        s
+        for s in left
+        if s in held_stems and s not in MOVABLE and s not in adverbs and not FIGURE_RE.fullmatch(s)
+    )
     # a figure is no anchor: what it counts is the number check's ("dimensions are 1, i.e. a scalar")
+    participles = _participle_changed(tokens, held_tokens, set(anchors))
     near = around(tokens)
 
     def moved(x: str, y: str) -> bool:
@@ -245,11 +254,41 @@ def exchanged(
         for y in anchors[n + 1 :]:
             if y in near.get(x, ()) or not (moved(x, y) and moved(y, x)):
                 continue
+            if {x, y} & participles:  # "applying conventions" is "conventions are applied": no swap
+                continue
             voice_changed = bool(_agents(tokens, x, y)) != bool(_agents(held_tokens, x, y))
             if _order(tokens, x, y) * _order(held_tokens, x, y) < 0 and not voice_changed:
                 out.append(f"{x} and {y} exchanged")  # "httpd recognizes changes" is "changes are recognized
                 # by httpd" in the active voice; "popularized by A" for "popularized by B" is no voice change
     return out
+
+
+ADVERB_ENDINGS = (("ically", "ic"), ("ically", "ical"), ("ily", "y"), ("bly", "ble"), ("ly", ""), ("ly", "e"))
+
+
+def _adverb(token: str) -> bool:
+    """An adverb made from an adjective ("recursively", "easily", "automatically"): it says how, and stands
+    before or after its verb alike. "apply", "family" and "reply" are not: no word of four letters is left."""
+    for ending, base in ADVERB_ENDINGS:
+        word = token[: -len(ending)] + base
+        if token.endswith(ending) and len(word) >= 4 and dictionary_word(word):
+            return True
+    return False
+
+
+def _participle_changed(tokens: list[str], held_tokens: list[str], anchors: set[str]) -> set[str]:
+    """The anchors written as an -ing form on one side and an -ed form on the other: a verb whose voice or
+    aspect changed ("applying X" for "X is applied"), which moves its object to its other side."""
+
+    def forms(words: list[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for word in words:
+            if word.endswith(("ing", "ed")) and (s := stem(word)) in anchors:
+                out.setdefault(s, set()).add("ing" if word.endswith("ing") else "ed")
+        return out
+
+    mine, theirs = forms(tokens), forms(held_tokens)
+    return {s for s in mine.keys() & theirs.keys() if not mine[s] & theirs[s]}
 
 
 def _agents(tokens: list[str], x: str, y: str) -> set[str]:

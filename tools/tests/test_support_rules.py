@@ -407,3 +407,19 @@ def test_a_word_in_square_brackets_is_notation_held_as_code():
     # the name without its brackets is the claim's name all the same
     assert passes("The EXPLAIN keyword makes sqlite print the VDBE program rather than execute it [CLM-01].",
                   claims)  # fmt: skip
+
+
+def test_an_adverb_moved_or_a_verb_in_another_voice_is_no_exchange():
+    judge = _judge(  # the shape of postgresql-doc-15's and r-doc-html's sentences, in PostgreSQL's words
+        CLM_01="When vacuuming a table, other tables in its inheritance tree will also be vacuumed "
+        "recursively as they are scanned.",
+        CLM_02="Many systems have conventions for using backslash as an escape character in string literals, "
+        "but the SQL standard does not. It is optional in PostgreSQL whether such conventions are applied to "
+        "string constants.",
+    )
+    # "recursively vacuums" is "vacuumed recursively": an adverb says how wherever it stands
+    assert _ok(judge, "Vacuuming a table recursively vacuums the other tables in its inheritance tree as "
+               "those get scanned [CLM-01].")  # fmt: skip
+    # "applying conventions" is "conventions are applied": the verb's object on its other side
+    assert _ok(judge, "Applying backslash escape conventions to string constants is optional in PostgreSQL "
+               "[CLM-02].")  # fmt: skip
