@@ -38,8 +38,8 @@ SCOPE_SKIP_TEXT = """
 a an the be is are was were been being am do does did have has had can could will would shall should may
 might must it its this that these those they them their there to of for in on at by with from as any some
 ever yet also even actually really always still currently necessarily generally usually typically normally
-often attempt attempts try tries possible able allowed
-"""
+often attempt attempts try tries possible able allowed way ways
+"""  # "has no way to fetch it" negates "fetch"
 SCOPE_SKIP = frozenset(SCOPE_SKIP_TEXT.split())
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "nothing", "neither", "nor", "no_longer", "instead_of",

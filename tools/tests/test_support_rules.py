@@ -423,3 +423,14 @@ def test_an_adverb_moved_or_a_verb_in_another_voice_is_no_exchange():
     # "applying conventions" is "conventions are applied": the verb's object on its other side
     assert _ok(judge, "Applying backslash escape conventions to string constants is optional in PostgreSQL "
                "[CLM-02].")  # fmt: skip
+
+
+def test_no_way_to_do_a_thing_negates_the_thing():
+    judge = _judge(  # postgresql-doc-15: the shape of an "ignored, because there is no way to" sentence
+        CLM_01="Such a setting is ignored by default, because the server has no way to load it before "
+        "startup."
+    )
+    failed = judge.block("By default the server loads such a setting before startup [CLM-01].", 1)
+    assert failed and failed[0].kind == "contradiction"
+    assert _ok(judge, "By default such a setting is ignored, as the server cannot load it before startup "
+               "[CLM-01].")  # fmt: skip
