@@ -185,6 +185,9 @@ def _plan_with_defaults(objective: str) -> list[str]:
             "My cron job logs 'cannot open display: :0. Aborting, and retrying later'. Why does it fail?",
             "'cannot open display: :0. Aborting, and retrying later'",
         ),
+        ("Why does `make -k; echo done?` keep going after an error?", "`make -k; echo done?`"),
+        ("Why does $? print 1 after grep finds nothing in my script?", "$? print 1 after grep finds nothing"),
+        ("What does $! hold in a shell script?", "$! hold in a shell script"),
     ],
 )
 def test_a_quotation_stays_as_written_in_every_sub_question(objective, quoted):

@@ -13,11 +13,14 @@ import re
 
 # A quotation: an opening mark at the start or after a space or bracket, the same mark closing before a space,
 # punctuation or the end ("don't", "Sphinx's" and "ge"andert" open none).
+# A code span in backticks is one too ("`git status -s`").
 _QUOTED_RE = re.compile(
-    r"(?:^|(?<=[\s(\[]))(?P<mark>[\"'\u201c\u2018])(?P<said>[^\"'\u201c\u201d\u2018\u2019]*?\S)"
-    r"(?P<close>[\"'\u201d\u2019])(?=$|[\s.,;:!?)\]])"
+    r"(?:^|(?<=[\s(\[]))(?P<mark>[\"'`\u201c\u2018])(?P<said>[^\"'`\u201c\u201d\u2018\u2019]*?\S)"
+    r"(?P<close>[\"'`\u201d\u2019])(?=$|[\s.,;:!?)\]])"
 )
-_CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
+_CLOSING = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
+# A shell's special parameter ("$?", "$!", "$#"): its mark is a name's, never a question's or a clause's end.
+_SHELL_PARAMETER_RE = re.compile(r"(?<![\w$])\$[?!;,.:](?=$|[\s)\]]|[.,;:!?](?:\s|$))")
 # Inside a quote: its spaces, and the punctuation that ends a sentence or clause elsewhere ("E37: No write",
 # "timed out, nothing received", "Version mismatch error. This is"); "ip.src" and "::" keep theirs.
 _SEALED_CHARS = {
@@ -46,6 +49,7 @@ def sealed(text: str) -> str:
         said = _OPEN_PUNCTUATION_RE.sub(lambda p: _SEALED_CHARS[p.group(0)], m.group("said"))
         return f"{m.group('mark')}{said.replace(' ', _SEALED_CHARS[' '])}{m.group('close')}"
 
+    text = _SHELL_PARAMETER_RE.sub(lambda m: "$" + _SEALED_CHARS[m.group(0)[1]], text)
     return _QUOTED_RE.sub(seal, text)
 
 
