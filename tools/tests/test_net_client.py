@@ -564,8 +564,8 @@ def test_per_host_interval_spaces_requests(server, make_client):
 
 def test_ctrl_c_during_a_polite_batch_starts_no_queued_fetch(server, make_client):
     server.expect_request("/p").respond_with_data(HTML, content_type="text/html")
-    client = make_client(per_host_interval=0.3, retry=RetryPolicy())
-    urls = [server.url_for("/p") + f"?n={n}" for n in range(20)]  # six seconds of polite spacing
+    client = make_client(per_host_interval=1.0, retry=RetryPolicy())
+    urls = [server.url_for("/p") + f"?n={n}" for n in range(12)]  # eleven seconds of polite spacing
 
     def interrupted(signum, frame):
         raise KeyboardInterrupt
@@ -580,8 +580,8 @@ def test_ctrl_c_during_a_polite_batch_starts_no_queued_fetch(server, make_client
     finally:
         timer.cancel()
         signal.signal(signal.SIGUSR1, previous)
-    assert time.monotonic() - started < 2.0  # not the twenty queued URLs' six seconds
-    assert len(server.log) <= 4
+    assert time.monotonic() - started < 6.0  # not the twelve queued URLs' eleven seconds
+    assert len(server.log) < 6
 
 
 def test_get_many_keeps_order_and_one_failure_does_not_break_the_batch(server, make_client):
