@@ -263,12 +263,16 @@ def exchanged(
     return out
 
 
-ADVERB_ENDINGS = (("ically", "ic"), ("ically", "ical"), ("ily", "y"), ("bly", "ble"), ("ly", ""), ("ly", "e"))
+ADVERB_ENDINGS = (
+    ("ically", "ic"), ("ically", "ical"), ("ily", "y"), ("ably", "able"), ("ibly", "ible"), ("ly", ""),
+    ("ly", "e"),
+)  # fmt: skip
 
 
 def _adverb(token: str) -> bool:
     """An adverb made from an adjective ("recursively", "easily", "automatically"): it says how, and stands
-    before or after its verb alike. "apply", "family" and "reply" are not: no word of four letters is left."""
+    before or after its verb alike. "apply", "family", "reply" and "assembly" are not: "app", "fami", "rep"
+    and "assemb" are no words of four letters or more."""
     for ending, base in ADVERB_ENDINGS:
         word = token[: -len(ending)] + base
         if token.endswith(ending) and len(word) >= 4 and dictionary_word(word):
