@@ -5,7 +5,9 @@ A negation ("not", "no", "never", "without", "no longer", "unless"...) or an "on
 it up to a clause boundary (`SCOPE_WORDS` at most); a negating verb ("prevent", "avoid", "keep ... from")
 governs what its "from" leads to. A sentence's negation or "only" needs a claim's of the same kind over a
 word in common (an "only" read with the condition after it), and is a contradiction all the same where a
-claim clause states more of its words plainly than any of the claims' negations governs; a claim's negation
+claim clause states more of its words plainly than any of the claims' negations governs ("neither A nor B"
+is one negation: its "nor" agrees where its "neither" does and B's word is in a negated clause of the claims);
+a claim's negation
 needs the sentence to negate the words it governs too, where the sentence states them and the claims never
 state them plainly, and never to state them plainly as well ("no retry rules ... still retries").
 """
@@ -173,27 +175,17 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
     mine = cues(tokens, negated)
     sentence_stems = word_stems(tokens)
     out: list[str] = []
+    neither_agreed = False
     for cue in mine:  # the sentence negates or restricts what the claims state plainly
         implied = held.implied if NEGATING_VERBS.isdisjoint(cue.words) else []  # "not avoid": no agreement
         same = [c for c in held.cues + implied if c.kind == cue.kind]
-        if cue.word == "at most" and held.words & BOUND_WORDS:
-            continue  # "at most 1,000,000,000 bytes" for the claim's maximum
-        if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
-            continue  # "first in Config mode and only then in Module mode": an order the claims state
-        if cue.kind == "only" and _not_until(cue, held):
-            continue
-        restricted = cue.kind == "only" and not same
-        if cue.kind == "neg" and same and _affirmed_rather(cue, same, held):
-            out.append(" ".join((cue.word, *cue.scope)))
-            continue
-        if restricted or (
-            cue.scope
-            and any(s in held.stems for s in cue.scope)
-            and not any(set(cue.scope) & set(c.scope) for c in same)
-            and not (cue.kind == "neg" and any(_same_clause(cue, c) for c in same))
-            and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
-            and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
-        ):
+        if cue.word == "nor" and neither_agreed and cue.scope and any(cue.scope[0] in c.clause for c in same):
+            continue  # "neither by a token nor by a default" for "not defined via a token, and the default
+            # value is not specified": one negation of two things, the second's word in the claims' clause
+        disagreed = _disagreed(cue, same, tokens, held)
+        if cue.word == "neither":
+            neither_agreed = not disagreed
+        if disagreed:
             out.append(" ".join((cue.word, *cue.scope)))
     implied_negated: set[int] = set()
     # "stop it from applying" agrees with "not apply"
@@ -225,6 +217,26 @@ def faults(tokens: list[str], held: Held, negated: set[int]) -> list[str]:
         ):
             out.append(f"states '{' '.join(cue.scope)}' where the claim says '{cue.word}'")
     return out
+
+
+def _disagreed(cue: Cue, same: list[Cue], tokens: list[str], held: Held) -> bool:
+    """Does the sentence's negation or "only" `cue` negate or restrict what the claims state plainly?"""
+    if cue.word == "at most" and held.words & BOUND_WORDS:
+        return False  # "at most 1,000,000,000 bytes" for the claim's maximum
+    if cue.word == "only" and ORDER_WORDS & set(tokens) and ORDER_WORDS & held.words:
+        return False  # "first in Config mode and only then in Module mode": an order the claims state
+    if cue.kind == "only" and _not_until(cue, held):
+        return False
+    if cue.kind == "neg" and same and _affirmed_rather(cue, same, held):
+        return True
+    return (cue.kind == "only" and not same) or bool(
+        cue.scope
+        and any(s in held.stems for s in cue.scope)
+        and not any(set(cue.scope) & set(c.scope) for c in same)
+        and not (cue.kind == "neg" and any(_same_clause(cue, c) for c in same))
+        and not (cue.kind == "only" and any(set(cue.condition) & set(c.condition) for c in same))
+        and not (cue.kind == "neg" and _negated_by_prefix(cue.words, held))
+    )
 
 
 def affirmed_clauses(tokens: list[str], covered: set[int], restricted: bool = False) -> list[frozenset[str]]:

@@ -434,3 +434,18 @@ def test_no_way_to_do_a_thing_negates_the_thing():
     assert failed and failed[0].kind == "contradiction"
     assert _ok(judge, "By default such a setting is ignored, as the server cannot load it before startup "
                "[CLM-01].")  # fmt: skip
+
+
+def test_neither_and_nor_are_one_negation_of_two_things():
+    judge = _judge(  # the shape of libpam-doc's pam.conf(5) sentence, in PostgreSQL's words
+        CLM_01="If a column's value is not specifically defined via an INSERT column list, and the default "
+        "value is not specified, that column's value defaults to null."
+    )
+    assert _ok(judge, "A column whose value is given neither by its own INSERT column list nor by a default "
+               "counts as null [CLM-01].")  # fmt: skip
+    failed = judge.block(
+        "A column whose value is given neither by its own INSERT column list nor by a null counts as default "
+        "[CLM-01].",
+        1,
+    )
+    assert failed and failed[0].kind == "contradiction"
