@@ -7,9 +7,9 @@ governs what its "from" leads to. A sentence's negation or "only" needs a claim'
 word in common (an "only" read with the condition after it), and is a contradiction all the same where a
 claim clause states more of its words plainly than any of the claims' negations governs ("neither A nor B"
 is one negation: its "nor" agrees where its "neither" does and B's word is in a negated clause of the claims);
-a claim's negation
-needs the sentence to negate the words it governs too, where the sentence states them and the claims never
-state them plainly, and never to state them plainly as well ("no retry rules ... still retries").
+a claim's negation needs the sentence to negate the words it governs too, where the sentence states them and
+the claims never state them plainly, and never to state them plainly as well ("no retry rules ... still
+retries").
 """
 
 from __future__ import annotations
