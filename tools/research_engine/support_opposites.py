@@ -232,13 +232,11 @@ def exchanged(
     `REACH` content words of each other) and in the other order than in every claim sentence that has both
     ("A is managed by B" for "B is managed by A"; "B manages A" restates it, and is not held here)."""
     left, right = sides(tokens)
-    adverbs = {stem(t) for t in tokens if _adverb(t)}  # "recursively forces" is "forced recursively"
-    anchors = sorted(
-        s
-        for s in left
-        if s in held_stems and s not in MOVABLE and s not in adverbs and not FIGURE_RE.fullmatch(s)
-    )
-    # a figure is no anchor: what it counts is the number check's ("dimensions are 1, i.e. a scalar")
+    held = {s for s in left if s in held_stems and s not in MOVABLE and not FIGURE_RE.fullmatch(s)}
+    # a figure is no anchor: what it counts is the number check's ("dimensions are 1, i.e. a scalar"); nor is
+    # an adverb: "recursively forces" is "forced recursively"
+    adverbs = {s for t in tokens if (s := stem(t)) in held and _adverb(t)}
+    anchors = sorted(held - adverbs)
     participles = _participle_changed(tokens, held_tokens, set(anchors))
     near = around(tokens)
 
