@@ -449,6 +449,34 @@ def test_a_sentence_under_a_question_heading_is_read_as_about_what_the_heading_a
     assert features.tokens("SQLAlchemy")[0] not in features.asked_by_heading(own)
 
 
+def test_the_answer_under_the_faq_title_that_asks_what_the_question_asks_leads():
+    # SQLAlchemy's connections FAQ titles an entry with the asker's complaint ("..., and my test program is
+    # not working!"); the answer under it shares next to no word with a user's question about that trouble.
+    page = source("sqlalchemy-1.4-faq-connections.html")
+    question = "Why does my test program fail when it opens several connections to one SQLite database?"
+    view, picks = read_candidates({"objective": question}, {"id": "SQ-01", "text": question}, [page])
+    assert view is not None
+    at = features.FEATURE_NAMES.index("answers_asked_heading")
+    under: dict[str, list[float]] = {}
+    for pick in picks:
+        heading = pick.cand.headings[-1] if pick.cand.headings else ""
+        under.setdefault(heading, []).append(pick.scored.values[at])
+    complaint = next(h for h in under if h.endswith("my test program is not working!"))
+    assert under[complaint][:2] == [1.0, 0.5]  # the best-matching title's first sentences, first the most
+    assert all(v < 0.6 for h, vs in under.items() if h != complaint for v in vs)
+    assert set(under["“MySQL Server has gone away”"]) == {0.0}  # a title that neither asks nor complains
+    assert not features.asks_as_heading("Using DBAPI Autocommit Allows for a Readonly Version")
+    # Weighed by the shipped ranking, the first sentence of Privoxy's FAQ answer to "I notice considerable
+    # delays in page requests. What's wrong?" answers a user who asks in words of their own.
+    slow = "Since I set up Privoxy, every page loads slowly. Why?"
+    brief = {"objective": slow, "claim_types": ["technical"]}
+    drafts = make_model("extractive").consolidate(
+        brief, {"id": "SQ-01", "text": slow, "angle": "entity"}, [source("privoxy-3.0-faq-misc.html")]
+    )
+    answer = "If you use any filter action, such as filtering banners by size"
+    assert any(d.text.startswith(answer) for d in drafts)
+
+
 def test_a_note_set_in_a_one_cell_table_row_is_prose_and_a_heading_number_is_no_version():
     # DocBook XSL with admonition graphics: <table summary="Note"><tr><td><img alt="[Note]"></td><th>Note</th>
     # </tr><tr><td><p>The meaning of != ...</p></td></tr></table>: the note reads as one cell of a table.

@@ -240,6 +240,7 @@ class _Pool:
     bm25_rest: list[float]
     answer: list[AnswerScore]
     bm25_both: list[float] = field(default_factory=list)  # subject terms twice, the rest once
+    asked_heading: list[float] = field(default_factory=list)  # its section's question matching the asker's
 
 
 def _bm25(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
@@ -288,6 +289,10 @@ def _entry_rank(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> f
 
 def _heading_subject(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
     return len(q.subject & section_terms(c.headings)) / max(1, len(q.subject))
+
+
+def _answers_asked_heading(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
+    return pool.asked_heading[i] / (1 + c.entry_rank)
 
 
 def _heading_off(c: SentenceCandidate, q: QuestionView, pool: _Pool, i: int) -> float:
@@ -412,6 +417,10 @@ FEATURES: dict[str, tuple[Feature, str]] = {
     "lead": (_lead, "reference pages say what a thing is first"),
     "entry_rank": (_entry_rank, "the first sentences under a heading or term define it"),
     "heading_subject": (_heading_subject, "the section's headings name the subject"),
+    "answers_asked_heading": (
+        _answers_asked_heading,
+        "first under a heading that asks what the question asks (an FAQ entry's answer), by BM25",
+    ),
     "heading_off": (_heading_off, "the section's headings name none of the question's terms"),
     "entry_names_subject": (_entry_names_subject, "under an entry whose term is the subject"),
     "title_names_subject": (_title_names_subject, "on a page titled with the subject, early"),
@@ -462,7 +471,7 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
         for i, c in enumerate(candidates):
             if answer[i] is not unread and c.headings:
                 answer[i], headings[i] = version_under_heading(answer[i], q.text, c.headings)
-    pool = _Pool(subject_bm25, rest_bm25, answer, both)
+    pool = _Pool(subject_bm25, rest_bm25, answer, both, asked_heading_match(candidates, q))
     zeros = [0.0] * len(FEATURES)
     out = []
     for i, cand in enumerate(candidates):
@@ -472,6 +481,26 @@ def score_pool(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list
         values = [function(cand, q, pool, i) for function, _ in FEATURES.values()]
         out.append(Scored(answer[i], answer[i].answers, values, headings[i]))
     return out
+
+
+def asked_heading_match(candidates: Sequence[SentenceCandidate], q: QuestionView) -> list[float]:
+    """For each candidate under a heading that asks (`asks_as_heading`: an FAQ entry's title, "It always
+    chunks all my files, even unchanged ones!"), how well that heading matches the question, situation
+    included: BM25 over the pool's distinct asking headings, over the best one's. The answer under a
+    matching title need not repeat the asker's words ("it will probably be held in the browser's cache"
+    under "I just added a new rule, but the steenkin ad is still getting through. How?")."""
+    asking = sorted({c.headings[-1] for c in candidates if c.headings and asks_as_heading(c.headings[-1])})
+    if not asking:
+        return [0.0] * len(candidates)
+    titles = [sorted(section_terms((h,))) for h in asking]
+    scores = _relative(bm25_scores(q.subject_query * 2 + q.rest_query, titles))  # the subject's terms twice
+    match = dict(zip(asking, scores, strict=True))
+    return [match.get(c.headings[-1], 0.0) if c.headings else 0.0 for c in candidates]
+
+
+def asks_as_heading(heading: str) -> bool:
+    """Does `heading` ask or complain, as an FAQ entry's title does (it ends with "?" or "!")?"""
+    return heading.rstrip().endswith(("?", "!"))
 
 
 def asked_by_heading(c: SentenceCandidate) -> list[str]:
