@@ -583,6 +583,16 @@ def test_a_compound_is_read_however_the_page_spells_it():
     assert joined and not all("zone" in c.terms for c in joined)
     picking.spell_compounds_as_asked("Which time zone does PostgreSQL use to display a timestamp?", cands)
     assert all({"time", "zone"} <= set(c.terms) for c in joined)
+    # ... and a word asked, written with a prefix that narrows it: SQLAlchemy's "autocommit" is a commit,
+    # its "multiprocessing" processes; "reconnect" is another act than "connect", and is not read so.
+    cands = sentence_candidates([source("sqlalchemy-1.4-faq-connections.html")])
+    auto = [c for c in cands if "autocommit" in c.terms and "commit" not in c.terms]
+    again = [c for c in cands if "reconnect" in c.terms and "connect" not in c.terms]
+    assert auto and again
+    picking.spell_compounds_as_asked("Does a connection commit by itself, or processes in parallel?", cands)
+    assert all("commit" in c.terms for c in auto)
+    assert all("process" in c.terms for c in cands if "multiprocess" in c.terms)
+    assert not any("connect" in c.terms for c in again)
 
 
 def test_a_sentence_sending_the_reader_elsewhere_is_never_a_claim():

@@ -285,12 +285,17 @@ def read_candidates(
 
 
 COMPOUND_PART_MIN = 3  # "whitespace" is "white" + "space"; no part shorter (a prefix is no word)
+# Prefixes that make a narrower thing of a word, never its opposite ("un", "non", "de" do): the page's
+# "autosuggestions" are the asker's "suggestions".
+WORD_PREFIXES = frozenset({"auto", "multi", "sub", "super", "inter", "pre", "post", "over", "under", "self"})
+PREFIXED_WORD_MIN = 5  # "set" in "subset", "tab" in "subtab" are other words
 
 
 def spell_compounds_as_asked(question: str, candidates: list[SentenceCandidate]) -> None:
     """Give each candidate the question's spelling of a compound it writes otherwise: the question's
-    "whitespace" where a page writes "white space", its "time zone" where a page writes "timezone" (the
-    term of the one spelling the sources never use, added to the candidates writing the other). In place."""
+    "whitespace" where a page writes "white space", its "time zone" where a page writes "timezone", its
+    "suggestions" where a page writes "autosuggestions" (the term of the one spelling the sources never use,
+    added to the candidates writing the other). In place."""
     vocabulary = {term for c in candidates for term in c.terms}
     said = [w for w in words(question) if w.isalpha() and w not in STOP_WORDS]
     spellings: list[tuple[re.Pattern[str], list[str]]] = []
@@ -302,10 +307,18 @@ def spell_compounds_as_asked(question: str, candidates: list[SentenceCandidate])
             if fold(head) in vocabulary and fold(tail) in vocabulary:
                 spellings.append((re.compile(rf"\b{head}[\s-]{tail}", re.IGNORECASE), [fold(word)]))
                 break
+    prefixed: dict[str, str] = {}  # one word asked, written with a prefix ("autosuggestions")
+    for asked_term in {fold(word) for word in said if len(word) >= PREFIXED_WORD_MIN}:
+        for term in vocabulary:
+            if term.endswith(asked_term) and term[: -len(asked_term)] in WORD_PREFIXES:
+                prefixed[term] = asked_term
     for first, second in zip(said, said[1:], strict=False):  # two words asked, one written
         joined = first + second
         if fold(joined) in vocabulary:
             spellings.append((re.compile(rf"\b{joined}", re.IGNORECASE), [fold(first), fold(second)]))
+    if prefixed:
+        for cand in candidates:
+            cand.terms.extend(sorted({prefixed[t] for t in cand.terms if t in prefixed} - set(cand.terms)))
     for pattern, asked in spellings:
         for cand in candidates:
             if pattern.search(cand.text):
